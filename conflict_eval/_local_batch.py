@@ -15,9 +15,14 @@ padded attention softmax sums over a longer row.  Both would let batching flip
 a greedy argmax in rare near-ties.  So the engine computes every token's
 hidden states in a way that depends only on that token's own sequence:
 
-* the row count of every matrix product is padded to a *safe* count, found by
-  a probe at load time (:func:`probe_safe_rows`): counts whose rows are
-  bit-identical to those of a large product;
+* the linear layers run on weights pre-packed for oneDNN
+  (:func:`pack_linears`), whose products give every row bit-identical to that
+  row computed alone, whatever the row count (probed on the model's own shapes
+  at load).  Where that kernel is missing or fails the probe (another CPU
+  build, bf16 on some CPUs), the row count of every product is padded instead
+  to a *safe* count found by :func:`probe_safe_rows`: counts whose rows are
+  bit-identical to those of a large product.  The attention's own small
+  products (below) are always padded that way;
 * attention is computed per sequence (never across sequences), over key blocks
   of fixed size :data:`BLOCK` read from zero-initialised per-sequence KV
   buffers, with one fixed reduction order; positions after the query are
@@ -30,6 +35,12 @@ so a later request that starts with the same tokens (the next turn of a
 conversation, or another sample with the same long instructions) copies the
 cached KV and prefills only its new tokens.  The tests check both properties
 bit for bit on logits.
+
+Why pack the linears: MKL computes a one-row product with another kernel
+(gemv) than a four-row one, so padding a lone decode row to a safe count made
+every single-stream step 2-3x dearer (the 49k-row output layer took 26 ms
+padded to 4 rows against 11 ms for 1 row here); the packed kernel takes 7 ms
+for 1 row and 8 ms for 4.
 
 If the probe finds no safe row counts (some other BLAS), the engine runs one
 request at a time with no prefix cache, which is still deterministic.
@@ -64,17 +75,23 @@ _probe_cache: dict[tuple[Any, ...], tuple[int, ...] | None] = {}
 
 
 def probe_safe_rows(
-    hidden: int, intermediate: int, head_dim: int, dtype: torch.dtype, limit: int = 16
+    hidden: int,
+    intermediate: int,
+    head_dim: int,
+    dtype: torch.dtype,
+    limit: int = 16,
+    linears: bool = True,
 ) -> tuple[int, ...] | None:
     """Row counts ``m <= limit`` whose products are row-invariant.
 
-    For each product the engine runs (``[m, hidden] @ [hidden, n]`` linears,
-    the attention's ``q @ k^T`` and ``p @ v``) the rows computed in a product
-    of ``m`` rows are compared bit for bit with the same rows computed in a
-    product of 64 rows.  Counts above ``limit`` must all be safe (checked up
-    to 48); otherwise ``None`` (no safe padding exists here).
+    For each product the engine runs (``[m, hidden] @ [hidden, n]`` linears
+    unless ``linears`` is false, the attention's ``q @ k^T`` and ``p @ v``)
+    the rows computed in a product of ``m`` rows are compared bit for bit with
+    the same rows computed in a product of 64 rows.  Counts above ``limit``
+    must all be safe (checked up to 48); otherwise ``None`` (no safe padding
+    exists here).
     """
-    key = (hidden, intermediate, head_dim, dtype, torch.get_num_threads())
+    key = (hidden, intermediate, head_dim, dtype, torch.get_num_threads(), linears)
     if key in _probe_cache:
         return _probe_cache[key]
     gen = torch.Generator().manual_seed(0)
@@ -83,7 +100,7 @@ def probe_safe_rows(
         return torch.randn(*shape, generator=gen).to(dt)
 
     products: list[tuple[torch.Tensor, Callable[[torch.Tensor], torch.Tensor]]] = []
-    for k, n in ((hidden, hidden), (hidden, intermediate), (intermediate, hidden)):
+    for k, n in ((hidden, hidden), (hidden, intermediate), (intermediate, hidden)) if linears else ():
         w = rand(n, k)
         products.append((rand(64, k), lambda x, w=w: torch.nn.functional.linear(x, w)))
     kt = rand(3, head_dim, 2 * BLOCK, dt=torch.float32)
@@ -107,7 +124,7 @@ def probe_safe_rows(
         return True
 
     # the key-length dimension must not matter either (q @ k^T over 1 or 2 blocks)
-    q = products[3][0]
+    q = products[-3][0]
     n_invariant = torch.equal(
         torch.matmul(q, kt)[..., :BLOCK], torch.matmul(q, kt1)
     )
@@ -124,6 +141,82 @@ def pad_rows(n: int, safe: tuple[int, ...], limit: int = 16) -> int:
         if m >= n:
             return m
     return max(n, limit + 1)
+
+
+# --------------------------------------------------------------------------
+# Row-invariant linear layers
+# --------------------------------------------------------------------------
+
+
+class PackedLinear(torch.nn.Module):
+    """``nn.Linear`` on a weight pre-packed for oneDNN's matrix product."""
+
+    def __init__(self, linear: torch.nn.Linear) -> None:
+        super().__init__()
+        self.in_features = linear.in_features
+        self.out_features = linear.out_features
+        self.packed = torch.ops.mkldnn._reorder_linear_weight(linear.weight.detach(), 4)
+        self.bias = linear.bias
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
+
+
+_PACKED_ATTR = "_conflict_eval_packed_linears"
+
+
+def _rows_are_invariant(linear: torch.nn.Module, dtype: torch.dtype) -> bool:
+    """Every row of a product of 1..40 and 300 rows equals that row computed alone."""
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(300, linear.in_features, generator=gen).to(dtype)
+    with torch.inference_mode():
+        alone = torch.cat([linear(x[i : i + 1]) for i in range(40)])
+        counts = [*range(2, 41), 300]
+        return all(torch.equal(linear(x[:m])[:40], alone[:m]) for m in counts) and all(
+            torch.equal(linear(x[None, 7:30])[0], alone[7:30]) for _ in (0,)
+        )
+
+
+def pack_linears(model: Any) -> bool:
+    """Swap the model's linear layers for :class:`PackedLinear` when that makes
+    every row of a product independent of the row count (probed once per
+    layer shape on the packed weights themselves).
+
+    Idempotent; returns whether the model's linears are row-invariant now.
+    Leaves the model unchanged (and returns False) where the packed kernel is
+    missing, fails, or is not row-invariant: the engine then pads row counts.
+    The original weight of a swapped layer is released unless another module
+    shares it (a tied output layer keeps the input embedding)."""
+    done = getattr(model, _PACKED_ATTR, None)
+    if done is not None:
+        return done
+    linears = [
+        (name, module)
+        for name, module in model.named_modules()
+        if type(module) is torch.nn.Linear and name
+    ]
+    ok = bool(linears) and hasattr(torch.ops.mkldnn, "_reorder_linear_weight")
+    swapped: list[tuple[str, torch.nn.Module]] = []
+    try:
+        checked: dict[tuple[int, int, torch.dtype], bool] = {}
+        for name, module in linears if ok else ():
+            packed = PackedLinear(module)
+            shape = (module.out_features, module.in_features, module.weight.dtype)
+            if shape not in checked:
+                checked[shape] = _rows_are_invariant(packed, module.weight.dtype)
+            if not checked[shape]:
+                ok = False
+                break
+            swapped.append((name, packed))
+    except (RuntimeError, NotImplementedError) as exc:
+        logger.info("conflict_eval: packed linear layers unavailable here (%s)", exc)
+        ok = False
+    if ok:
+        for name, packed in swapped:
+            parent_name, _, attr = name.rpartition(".")
+            setattr(model.get_submodule(parent_name), attr, packed)
+    setattr(model, _PACKED_ATTR, ok)
+    return ok
 
 
 # --------------------------------------------------------------------------
@@ -329,11 +422,13 @@ class Engine:
             config.hidden_size // config.num_attention_heads
         )
         self.device = next(model.parameters()).device
+        self.packed_linears = self.device.type == "cpu" and pack_linears(model)
         safe = probe_safe_rows(
             config.hidden_size,
             getattr(config, "intermediate_size", 4 * config.hidden_size),
             self.head_dim,
             next(model.parameters()).dtype,
+            linears=not self.packed_linears,
         )
         self.exact_batching = safe is not None
         if safe is None:
@@ -508,12 +603,15 @@ class Engine:
                 logit_rows.append(start + take - 1)
                 needs_token.append(seq)
         real_rows = len(ids)
-        rows = pad_rows(real_rows, self.safe)
-        ids.extend([0] * (rows - real_rows))
-        pos.extend([0] * (rows - real_rows))
         n_logits = len(logit_rows)
         first = logit_rows[0] if logit_rows else 0  # a prefill-only step needs no logits
-        keep = logit_rows + [first] * (pad_rows(max(n_logits, 1), self.safe) - n_logits)
+        if self.packed_linears:  # every row is computed as if alone: no padding
+            rows, keep = real_rows, logit_rows or [first]
+        else:
+            rows = pad_rows(real_rows, self.safe)
+            keep = logit_rows + [first] * (pad_rows(max(n_logits, 1), self.safe) - n_logits)
+        ids.extend([0] * (rows - real_rows))
+        pos.extend([0] * (rows - real_rows))
 
         _current.step = _Step(segments, rows, self.safe)
         try:

@@ -42,7 +42,7 @@ from transformers import (
     StoppingCriteriaList,
 )
 
-from ._local_batch import ATTN_NAME, Engine, Request, register_attention, supports_packed
+from ._local_batch import ATTN_NAME, Engine, Request, pack_linears, register_attention, supports_packed
 from .local_model import (
     SMOLLM2_ALIASES,
     SMOLLM2_GGUF_FILENAME,
@@ -283,6 +283,8 @@ def load_shared(path: Path, device: str = "cpu", dtype: str = "float32") -> Load
         if packed:
             register_attention()
             model.set_attn_implementation(ATTN_NAME)
+            if device == "cpu":  # before any use, so every caller sees the same layers
+                pack_linears(model)
         gen = model.generation_config
         eos = _token_ids(gen.eos_token_id) or _token_ids(tokenizer.eos_token_id)
         pad = gen.pad_token_id if gen.pad_token_id is not None else tokenizer.pad_token_id

@@ -4,7 +4,9 @@ The engine tests drive :class:`conflict_eval._local_batch.Engine` directly on
 a small random-weight Llama (random weights give near-uniform logits, so a
 numerical difference would flip greedy tokens quickly) and compare the logits
 every token was picked from, bit for bit.  Prompts cross the attention's
-256-position key blocks.  The ``slow`` tests run the real SmolLM2 through
+256-position key blocks.  Each engine test runs twice: with the linear layers
+packed for oneDNN (rows need no padding) and with plain ``nn.Linear`` layers
+and padded row counts (the fallback on other CPU builds).  The ``slow`` tests run the real SmolLM2 through
 Inspect.
 """
 
@@ -22,8 +24,8 @@ torch = pytest.importorskip("torch")
 from conflict_eval import _local_batch as lb  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def model():
+@pytest.fixture(scope="module", params=["packed", "padded"])
+def model(request):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     config = LlamaConfig(
@@ -41,7 +43,19 @@ def model():
     lb.register_attention()
     m.set_attn_implementation(lb.ATTN_NAME)
     assert lb.supports_packed(m)
+    if request.param == "padded":
+        setattr(m, lb._PACKED_ATTR, False)  # as where the packed kernel is missing
+    m.variant = request.param
     return m
+
+
+def test_linears_are_packed_unless_disabled(model):
+    engine = lb.Engine(model, frozenset(), max_batch=2)
+    kinds = {type(m).__name__ for n, m in model.named_modules() if n.endswith(("_proj", "lm_head"))}
+    if model.variant == "padded":
+        assert not engine.packed_linears and kinds == {"Linear"}
+    else:  # torch's x86 CPU builds (CI's) have oneDNN; its packed products are row-invariant
+        assert engine.packed_linears and kinds == {"PackedLinear"}
 
 
 def _prompts(n: int, lengths: list[int], seed: int = 1) -> list[list[int]]:
