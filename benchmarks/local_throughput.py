@@ -11,10 +11,12 @@ batching engine, prefix cache OFF so repeated prompts are not reused),
 ``conflict_eval`` with ``-M dtype=bfloat16``, and ``hf``.  They answer the same
 prompts with greedy decoding and a fixed ``max_tokens``.  Prompts are split
 into groups of ``concurrency`` prompts; each group is issued at once through
-``Model.generate`` + ``asyncio.gather`` (``max_connections`` = the largest
-concurrency for every call, since Inspect keeps the connection limit of a model's
-first call; for ``hf`` it is also the most it batches) to every provider back to back, the
-order rotating.  These back-to-back groups are what the ratios are computed
+``Model.generate`` + ``asyncio.gather`` to every provider back to back, the
+order rotating.  ``max_connections`` is the largest concurrency for every
+concurrent group (Inspect keeps the connection limit of a model instance's
+first call; for ``hf`` it is also the most it batches) and 1 for the
+single-stream groups, which use their own model instances (``hf`` would
+otherwise wait to gather a batch that never comes).  These back-to-back groups are what the ratios are computed
 from (median over groups), because a shared 2-core machine's background load
 varies by several times over minutes; absolute tokens/s are reported too (all
 tokens / all wall time per provider) but are only as good as the machine was
@@ -88,15 +90,12 @@ def guard_network() -> None:
     socket.socket.connect = connect  # type: ignore[method-assign]
 
 
-# Inspect creates a model's connection semaphore on first use and keeps it, so every call
-# passes the same (largest) max_connections; the group size sets the concurrency.
-MAX_CONNECTIONS = 8
-
-
-async def run_group(model: Any, prompts: list[str], concurrency: int, max_tokens: int) -> dict[str, Any]:
+async def run_group(model: Any, prompts: list[str], max_tokens: int, max_connections: int) -> dict[str, Any]:
+    """Issue ``prompts`` at once. Inspect creates a model's connection semaphore on first
+    use and keeps it, so one model instance is always called with the same limit."""
     from inspect_ai.model import GenerateConfig
 
-    config = GenerateConfig(max_tokens=max_tokens, max_connections=MAX_CONNECTIONS)
+    config = GenerateConfig(max_tokens=max_tokens, max_connections=max_connections)
     started = time.perf_counter()
     outputs = await asyncio.gather(*(model.generate(p, config=config) for p in prompts))
     return {"wall_seconds": time.perf_counter() - started, "outputs": outputs}
@@ -146,21 +145,25 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         "hf": get_model(f"hf/{model_dir}", device="cpu", do_sample=False, memoize=False),
     }
     providers = {k: v for k, v in providers.items() if k in args.providers}
-    ours = get_model("conflict_eval/smollm2", **common)
-    tokenizer = ours.api.tokenizer  # type: ignore[attr-defined]
-    torch_model = ours.api.torch_model  # type: ignore[attr-defined]
-    weight_bytes = sum(
-        p.numel() * p.element_size() for p in {id(p): p for p in torch_model.parameters()}.values()
-    )
+    # single stream: separate instances limited to 1 connection (a provider that batches,
+    # like hf/, would otherwise wait to fill a batch that never comes)
+    single_providers = {
+        "conflict_eval": get_model("conflict_eval/smollm2", **common),
+        "conflict_eval_bf16": get_model("conflict_eval/smollm2", dtype="bfloat16", **common),
+        "hf": get_model(f"hf/{model_dir}", device="cpu", do_sample=False, memoize=False),
+    }
+    tokenizer = single_providers["conflict_eval"].api.tokenizer  # type: ignore[attr-defined]
+    # bytes read per decoded token: every weight once (the tied output layer counted once)
+    weight_bytes = sum(f.stat().st_size for f in model_dir.glob("*.safetensors"))
 
     def n_tokens(text: str) -> int:
         return len(tokenizer.encode(text, add_special_tokens=False))
 
-    global MAX_CONNECTIONS
-    MAX_CONNECTIONS = max(args.concurrency)
+    most = max(args.concurrency)
     prompts = PROMPTS[: args.prompts]
-    for model in providers.values():  # warm up (first forward passes are slower)
-        await run_group(model, prompts[:1], 1, 4)
+    for name in providers:  # warm up (first forward passes are slower)
+        await run_group(providers[name], prompts[:1], 4, most)
+        await run_group(single_providers[name], prompts[:1], 4, 1)
     bandwidth = bandwidth_gb_s()
     load_bandwidth = loadavg()
 
@@ -177,7 +180,10 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
                 index += 1
                 tps: dict[str, float] = {}
                 for name in order:
-                    res = await run_group(providers[name], group, concurrency, args.max_tokens)
+                    if concurrency == 1:
+                        res = await run_group(single_providers[name], group, args.max_tokens, 1)
+                    else:
+                        res = await run_group(providers[name], group, args.max_tokens, most)
                     texts = [o.completion for o in res["outputs"]]
                     completions.setdefault((name, concurrency), {}).update(zip(group, texts))
                     tokens = sum(n_tokens(t) for t in texts)
@@ -263,6 +269,8 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             "pairing": "each group of `concurrency` prompts runs on every provider back to back, "
             "order rotating; ratios = median over groups",
             "conflict_eval_options": "prefix_cache=False, max_batch = largest concurrency",
+            "max_connections": "1 for the single-stream groups (their own model instances), "
+            "the largest concurrency for the others",
         },
         "bandwidth": {
             "copy_gb_per_s": round(bandwidth, 2),
@@ -286,7 +294,8 @@ def markdown(result: dict[str, Any]) -> str:
         f"Generated {result['created_at']} by `python benchmarks/{result['command']}`.",
         f"Model: {s['model']}, same directory for every provider. "
         f"{len(s['prompts'])} prompts, max_tokens={s['max_tokens']}, {s['decoding']}; "
-        f"{s['rounds']} round(s). Pairing: {s['pairing']}. conflict_eval: {s['conflict_eval_options']}.",
+        f"{s['rounds']} round(s). Pairing: {s['pairing']}. conflict_eval: {s['conflict_eval_options']}. "
+        f"max_connections: {s['max_connections']}.",
         f"Machine: {m['cpu_count']} CPUs shared with other jobs, torch {m['torch']} "
         f"({m['torch_threads']} threads), transformers {m['transformers']}, inspect_ai {m['inspect_ai']}; "
         f"load average {m['loadavg_start']} at start, {m['loadavg_end']} at end "
@@ -313,7 +322,7 @@ def markdown(result: dict[str, Any]) -> str:
         + ", ".join(f"{c} concurrent: {v}x" for c, v in sc.items()) + ".",
         "",
         f"Bandwidth limit: numpy copy {bw['copy_gb_per_s']} GB/s (load {m['loadavg_at_bandwidth']}); "
-        f"float32 weights {bw['weight_bytes_fp32'] / 1e9:.3f} GB -> at most {bw['limit_tokens_per_s']} "
+        f"float32 weights (safetensors size) {bw['weight_bytes_fp32'] / 1e9:.3f} GB -> at most {bw['limit_tokens_per_s']} "
         f"tokens/s single stream; measured {bw['single_stream_tokens_per_s']} tokens/s = "
         f"**{bw['share_of_limit']}** of the limit.",
         "",

@@ -13,9 +13,9 @@ how a failure is scored where the parser is used.
     python benchmarks/parser_robustness.py [--random 5000] [--limit 2] [--only NAME]
 
 Writes benchmarks/results/parser_robustness.{json,md}, with the machine load.
-A parser still being made total on another branch (``pending``) that crashes
-is reported as "pending branch <name>"; after 5 crashes its remaining inputs
-are skipped (counted) so a hanging parser cannot stall the run.
+A parser that crashes is reported as FAIL (exit status 1); after 5 crashes
+its remaining inputs are skipped (counted) so a hanging parser cannot stall
+the run.
 """
 
 from __future__ import annotations
@@ -84,9 +84,9 @@ def fuzz(entry, randoms: list[str], families: dict[int, dict[str, str]], limit: 
                 break
         best[bucket] = (min(times), label)
     slowest = best
-    status = "ok" if not crashes else (f"pending branch {entry.pending}" if entry.pending else "FAIL")
+    status = "FAIL" if crashes else "ok"
     return {
-        "parser": entry.name, "target": entry.target, "owner": entry.owner, "pending": entry.pending,
+        "parser": entry.name, "target": entry.target, "owner": entry.owner,
         "inputs": tried + skipped, "tried": tried, "skipped_after_crashes": skipped,
         "crashes": len(crashes), "crash_examples": crashes,
         "slowest_10kB_ms": round(slowest[10_000][0] * 1000, 2), "slowest_10kB_input": slowest[10_000][1],
@@ -134,8 +134,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def render(meta: dict, rows: list[dict]) -> str:
-    own = [r for r in rows if not r["pending"]]
-    pending = [r for r in rows if r["pending"]]
     lines = [
         "# Parser robustness: every parser of model output, fuzzed",
         "",
@@ -159,25 +157,17 @@ def render(meta: dict, rows: list[dict]) -> str:
         inputs = f"{r['inputs']:,}" + (f" ({r['tried']:,} tried)" if r["skipped_after_crashes"] else "")
         lines.append(f"| `{r['parser']}` | {inputs} | {r['crashes']} | {r['slowest_10kB_ms']} "
                      f"| {r['slowest_100kB_ms']} | {r['slowest_random_ms']} | {r['status']} | {r['failure_rule']} |")
-    worst10 = max(own, key=lambda r: r["slowest_10kB_ms"]) if own else None
+    worst10 = max(rows, key=lambda r: r["slowest_10kB_ms"])
     lines += ["", "## Summary", ""]
-    if own:
-        lines.append(f"- {len(own)} parsers not marked pending: "
-                     f"{sum(r['crashes'] for r in own)} crashes in {sum(r['inputs'] for r in own):,} inputs; "
-                     f"slowest call at 10 kB {worst10['slowest_10kB_ms']} ms (`{worst10['parser']}`, "
-                     f"{worst10['slowest_10kB_input']}); slowest at 100 kB "
-                     f"{max(r['slowest_100kB_ms'] for r in own)} ms.")
-    if pending:
-        bad = [r for r in pending if r["crashes"]]
-        lines.append(f"- {len(pending)} parsers are being made total on other branches "
-                     f"({', '.join(sorted({r['pending'] for r in pending}))}); here {len(bad)} of them still crash "
-                     "(status \"pending branch\"; after 5 crashes the rest of their inputs is skipped). "
-                     "The lead re-runs this after merging. Their failure-rule column states the rule issue 11 "
-                     "asks for; check it against the merged code.")
-        for r in bad:
-            ex = "; ".join(f"{c['input']} -> {c['error']}" for c in r["crash_examples"][:3])
-            lines.append(f"  - `{r['parser']}`: {r['crashes']} crash(es) before stopping"
-                         f"{' (' + str(r['skipped_after_crashes']) + ' inputs skipped)' if r['skipped_after_crashes'] else ''}: {ex}")
+    lines.append(f"- {len(rows)} parsers: "
+                 f"{sum(r['crashes'] for r in rows)} crashes in {sum(r['inputs'] for r in rows):,} inputs; "
+                 f"slowest call at 10 kB {worst10['slowest_10kB_ms']} ms (`{worst10['parser']}`, "
+                 f"{worst10['slowest_10kB_input']}); slowest at 100 kB "
+                 f"{max(r['slowest_100kB_ms'] for r in rows)} ms.")
+    for r in (r for r in rows if r["crashes"]):
+        ex = "; ".join(f"{c['input']} -> {c['error']}" for c in r["crash_examples"][:3])
+        lines.append(f"  - `{r['parser']}` FAILS: {r['crashes']} crash(es)"
+                     f"{' (' + str(r['skipped_after_crashes']) + ' inputs skipped after 5)' if r['skipped_after_crashes'] else ''}: {ex}")
     lines.append("")
     return "\n".join(lines)
 

@@ -41,6 +41,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from conflict_eval.records import DataFileError, not_utf8, read_jsonl
 from conflict_eval.retrieval import Document, Hit
 
 __all__ = ["CorpusIndexError", "PersistentIndex", "build_index", "describe_corpus", "is_index_dir",
@@ -69,19 +70,22 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
 
 
 def _first_record(path: Path) -> Any:
-    with open(path, encoding="utf-8-sig") as f:
-        head = f.read(1)
-        while head and head.isspace():
+    try:
+        with open(path, encoding="utf-8-sig") as f:
             head = f.read(1)
-        if head == "[":
-            return "array"
-        f.seek(0)
-        for n, line in enumerate(f, start=1):
-            if line.strip():
-                try:
-                    return json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise CorpusIndexError(f"{path}: line {n}: invalid JSON ({exc.msg})") from None
+            while head and head.isspace():
+                head = f.read(1)
+            if head == "[":
+                return "array"
+            f.seek(0)
+            for n, line in enumerate(f, start=1):
+                if line.strip():
+                    try:
+                        return json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        raise CorpusIndexError(f"{path}: line {n}: invalid JSON ({exc.msg})") from None
+    except UnicodeDecodeError:
+        raise CorpusIndexError(str(not_utf8(path))) from None
     raise CorpusIndexError(f"{path}: the corpus file is empty")
 
 
@@ -121,20 +125,15 @@ def iter_corpus(path: str | Path, fmt: str = "auto") -> Iterator[Document]:
         raise CorpusIndexError(f"unknown corpus format {fmt!r}; expected auto, jsonl, passages or pages")
     ids: set[str] = set()
     seen: set[bytes] = set()
-    count = 0
-    with open(path, encoding="utf-8-sig") as f:
-        for n, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CorpusIndexError(f"{path}: line {n}: invalid JSON ({exc.msg})") from None
+    try:
+        for line, row in read_jsonl(path):
+            if isinstance(row, Exception):
+                raise CorpusIndexError(f"{path}: {line}: invalid JSON ({getattr(row, 'msg', row)})")
             if not isinstance(row, dict):
-                raise CorpusIndexError(f"{path}: line {n}: expected a JSON object, got {type(row).__name__}")
+                raise CorpusIndexError(f"{path}: {line}: expected a JSON object, got {type(row).__name__}")
             text, title = row.get("text"), row.get("title")
             rid = row.get("id")
-            where = f"{path}: record {rid!r} (line {n})" if rid is not None else f"{path}: line {n}"
+            where = f"{path}: record {rid!r} ({line})" if rid is not None else f"{path}: {line}"
             if not isinstance(text, str) or not text.strip():
                 raise CorpusIndexError(f"{where} field 'text': expected a non-empty string, got {text!r:.60}")
             if title is not None and not isinstance(title, str):
@@ -143,14 +142,13 @@ def iter_corpus(path: str | Path, fmt: str = "auto") -> Iterator[Document]:
             if key in seen:
                 continue
             seen.add(key)
-            doc_id = str(rid) if rid is not None else f"p{count}"
+            doc_id = str(rid) if rid is not None else f"p{len(ids)}"
             if doc_id in ids:
                 raise CorpusIndexError(f"{where} field 'id': duplicate passage id {doc_id!r}")
             ids.add(doc_id)
-            count += 1
             yield Document(doc_id, text, title)
-    if not count:
-        raise CorpusIndexError(f"{path}: the corpus has no passages")
+    except DataFileError as exc:  # empty or not UTF-8: one error type for index users
+        raise CorpusIndexError(str(exc)) from None
 
 
 def detect_format(path: Path) -> str:

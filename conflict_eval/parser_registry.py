@@ -55,9 +55,6 @@ class ParserEntry:
     """Names of exception classes that are the parser's documented failure."""
     owner: str = ""
     """Unit that owns the parser."""
-    pending: str | None = None
-    """Branch on which this parser is being made total; the robustness test
-    marks the entry xfail until that branch is merged (then delete this)."""
 
     def function(self) -> Callable[..., Any]:
         """The parser itself (imported once; import time is never part of a timing)."""

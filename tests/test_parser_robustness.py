@@ -6,9 +6,6 @@ families of :func:`~conflict_eval.parser_registry.adversarial_inputs` at
 10 kB and 100 kB, and must return (or raise only its documented failure)
 within a per-call time bound. A new parser gets one line in that list.
 
-Entries with ``pending=`` are being made total on another branch and are
-marked xfail here (not strict) until it is merged; delete ``pending=`` then.
-
 The bounds here are loose on purpose (the machine running the tests may be
 loaded): 1 s per call, where a quadratic parser takes tens of seconds at
 100 kB. ``benchmarks/parser_robustness.py`` measures the real figures
@@ -18,7 +15,7 @@ loaded): 1 s per call, where a quadratic parser takes tens of seconds at
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conflict_eval.parser_registry import FUZZ_TOKENS as TOKENS
@@ -33,10 +30,7 @@ replies = st.one_of(
 
 
 def _param(entry, *extra):
-    marks = ()
-    if entry.pending:
-        marks = pytest.mark.xfail(strict=False, reason=f"made total on branch {entry.pending}")
-    return pytest.param(entry, *extra, marks=marks, id="-".join([entry.name, *map(str, extra)]))
+    return pytest.param(entry, *extra, id="-".join([entry.name, *map(str, extra)]))
 
 
 def test_the_list_names_importable_functions():
@@ -49,10 +43,7 @@ def test_the_list_names_importable_functions():
 
 @pytest.mark.parametrize("entry", [_param(e) for e in PARSERS])
 def test_arbitrary_text_never_raises(entry):
-    # Pending parsers may hang: no shrinking for them (each try could take CALL_LIMIT).
-    phases = [Phase.explicit, Phase.generate] + ([] if entry.pending else [Phase.shrink])
-
-    @settings(max_examples=120, deadline=None, database=None, phases=phases,
+    @settings(max_examples=120, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     @given(replies)
     def run(text):
