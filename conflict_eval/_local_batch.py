@@ -587,6 +587,9 @@ class Engine:
             remaining = len(seq.tokens) - seq.n_cached
             if remaining > 1:
                 take = min(remaining, budget if plan else max(budget, 1))
+                over = (seq.n_cached + take) % BLOCK
+                if take < remaining and take > over:
+                    take -= over  # end on a key-block boundary: each later chunk spans fewer blocks
                 if take > 0:
                     plan.append((seq, take))
                     budget -= take
