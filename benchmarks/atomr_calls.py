@@ -32,14 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("INSPECT_LOG_LEVEL", "warning")
-os.environ.setdefault("CONFLICT_EVAL_OFFLINE", "1")
-
-REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
-RESULTS = Path(__file__).resolve().parent / "results"
+from _common import DATA, REPO, RESULTS  # noqa: E402  (sets the offline environment)
 
 
 def run_chunk(method: str, start: int, end: int, model: str, tree_tokens: int, operator_tokens: int,

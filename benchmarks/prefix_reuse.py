@@ -30,14 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("INSPECT_LOG_LEVEL", "warning")
-os.environ.setdefault("CONFLICT_EVAL_OFFLINE", "1")
-
-REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
-RESULTS = Path(__file__).resolve().parent / "results"
+from _common import DATA, RESULTS  # noqa: E402  (sets the offline environment)
 
 
 def workloads(max_tokens: int) -> dict[str, tuple[str, dict[str, Any]]]:
