@@ -36,11 +36,12 @@ def offline() -> bool:
     return os.environ.get("CONFLICT_EVAL_OFFLINE", "").lower() in ("1", "true", "yes")
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    """Hex sha256 of a file, read in chunks (constant memory)."""
     h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
     return h.hexdigest()
 
 
@@ -63,7 +64,7 @@ def fetch_url(url: str, name: str, *, sha256: str | None = None, timeout: float 
     try:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as resp:
             shutil.copyfileobj(resp, out)
-        if sha256 is not None and _sha256(Path(tmp)) != sha256:
+        if sha256 is not None and sha256_file(tmp) != sha256:
             raise DownloadError(f"{name}: checksum mismatch for {url}")
         os.replace(tmp, dest)
     except DownloadError:

@@ -41,6 +41,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from conflict_eval.download import sha256_file
 from conflict_eval.records import DataFileError, not_utf8, read_jsonl
 from conflict_eval.retrieval import Document, Hit
 
@@ -59,14 +60,6 @@ class CorpusIndexError(ValueError):
 
 # --------------------------------------------------------------------------
 # corpus reading
-
-
-def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _first_record(path: Path) -> Any:

@@ -15,22 +15,15 @@ so that you can record which copy you converted.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import sys
 from pathlib import Path
 from typing import Any
 
+from conflict_eval.download import sha256_file
+
 REQUIRED_COLUMNS = ("search_query", "text_window", "stance")
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _json_value(value: Any) -> Any:
@@ -82,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.pickle.is_file():
         print(f"error: no such file {args.pickle}", file=sys.stderr)
         return 2
-    digest = sha256(args.pickle)
+    digest = sha256_file(args.pickle)
     if not args.trust_pickle:
         print(f"error: {args.pickle} (sha256 {digest}) is a pickle; loading it runs any code it contains. "
               "Rerun with --trust-pickle if you trust where it came from.", file=sys.stderr)
@@ -92,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 -- one-line report of whatever the file held
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"{args.pickle} (sha256 {digest}) -> {args.out}: {n} rows (sha256 {sha256(args.out)})")
+    print(f"{args.pickle} (sha256 {digest}) -> {args.out}: {n} rows (sha256 {sha256_file(args.out)})")
     print(f"use it with: -T path={args.out}")
     return 0
 
