@@ -92,7 +92,42 @@ def test_batched_and_chunked_equal_single_request(model):
     batched = lb.Engine(model, frozenset(), max_batch=4, prefix_cache=False, chunk_tokens=7)
     together = _run(batched, prompts, 12)
     assert batched.stats.max_active == 4
+    assert batched.stats.max_decodes >= 2
+    assert single.stats.max_decodes == 0  # a lone decode takes the per-sequence path
     _same(reference, together)
+    # whole prompts in one step: 4 decodes whose keys span 1, 2, 1 and 3 blocks, attended as one
+    wide = lb.Engine(model, frozenset(), max_batch=4, prefix_cache=False, chunk_tokens=4096)
+    _same(reference[:4], _run(wide, prompts[:4], 12))
+    assert wide.stats.max_decodes == 4
+
+
+def test_decode_batch_probe_sees_a_difference(model, monkeypatch):
+    safe = lb.probe_safe_rows(96, 160, 16, torch.float32)
+    assert lb.decodes_batch_exactly(2, 3, 16, safe)
+    real = lb._decode_attention
+
+    def off_by_a_bit(dec, layer, q_all, *rest):
+        real(dec, layer, q_all * (1 + 2**-20), *rest)
+
+    monkeypatch.setattr(lb, "_decode_attention", off_by_a_bit)
+    monkeypatch.setattr(lb, "_decode_probe_cache", {})
+    assert not lb.decodes_batch_exactly(2, 3, 16, safe)
+    engine = lb.Engine(model, frozenset(), max_batch=4, prefix_cache=False)
+    assert not engine.batched_decodes  # so every decode is attended on its own
+    _run(engine, _prompts(3, [20]), 3)
+    assert engine.stats.max_decodes == 0
+
+
+def test_the_kv_pool_holds_the_active_sequences_and_is_freed_when_idle(model):
+    import time
+
+    engine = lb.Engine(model, frozenset(), max_batch=3, prefix_cache=False)
+    _run(engine, _prompts(3, [20, 300, 40]), 4)
+    assert engine.stats.repacks >= 2  # the three joined, then left
+    deadline = time.monotonic() + 30
+    while engine._pool and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert engine._pool == [] and engine._members == []
 
 
 def test_prefix_reuse_is_exact(model):
