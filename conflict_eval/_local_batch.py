@@ -573,6 +573,7 @@ class Engine:
         prefix_cache: bool = True,
         prefix_cache_mb: float = 512,
         min_prefix: int = 16,
+        batch_wait_ms: float = 5,
     ) -> None:
         if max_batch < 1:
             raise ValueError(f"conflict_eval: max_batch must be >= 1, got {max_batch}")
@@ -607,6 +608,10 @@ class Engine:
         self.safe = safe
         self.max_batch = max_batch
         self.chunk_tokens = max(1, chunk_tokens)
+        self.batch_wait = max(0.0, batch_wait_ms) / 1000
+        """An idle engine's first step waits this long for more requests: samples started
+        together (an eval's first batch) arrive about a millisecond apart, and one alone
+        in the first step would be prefilled alone and the rest a step later."""
         self.bytes_per_token = self.n_layers * self.n_kv * (2 * self.head_dim + 1) * 4
         self.kv_budget = int(kv_cache_mb * 2**20)
         self.prefix_cache_enabled = prefix_cache
@@ -740,6 +745,7 @@ class Engine:
             with self._cv:
                 # a request whose caller gave up (sample cancelled or timed out) stops now
                 self._active = [s for s in self._active if not s.req.future.cancelled()]
+                idle = not self._active
                 self._admit()
                 while not self._active:
                     if self._members:
@@ -748,6 +754,14 @@ class Engine:
                         if not self._pending:
                             self._thread = None
                             return  # idle: the thread ends, the next submit restarts it
+                    self._admit()
+                if idle and self.batch_wait:
+                    deadline = time.monotonic() + self.batch_wait
+                    while len(self._active) + len(self._pending) < self.max_batch:
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            break
+                        self._cv.wait(timeout=left)
                     self._admit()
                 if self._active != self._members:
                     self._repack()

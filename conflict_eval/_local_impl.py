@@ -63,6 +63,7 @@ _MODEL_ARGS = (
     "dtype",
     "max_batch",
     "chunk_tokens",
+    "batch_wait_ms",
     "kv_cache_mb",
     "prefix_cache",
     "prefix_cache_mb",
@@ -568,6 +569,16 @@ def _positive_int(name: str, value: Any) -> int:
     return number
 
 
+def _non_negative_float(name: str, value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = -1.0
+    if not number >= 0 or number == float("inf"):
+        raise ValueError(f"conflict_eval: model arg {name} must be a number >= 0, got {value!r}")
+    return number
+
+
 def _boolean(name: str, value: Any) -> bool:
     if isinstance(value, bool):
         return value
@@ -609,9 +620,10 @@ class LocalModelAPI(ModelAPI):
             self.engine = self.loaded.engine(
                 max_batch=_positive_int("max_batch", model_args.get("max_batch", DEFAULT_MAX_BATCH)),
                 chunk_tokens=_positive_int("chunk_tokens", model_args.get("chunk_tokens", 256)),
-                kv_cache_mb=float(model_args.get("kv_cache_mb", 2048)),
+                batch_wait_ms=_non_negative_float("batch_wait_ms", model_args.get("batch_wait_ms", 5)),
+                kv_cache_mb=_non_negative_float("kv_cache_mb", model_args.get("kv_cache_mb", 2048)),
                 prefix_cache=_boolean("prefix_cache", model_args.get("prefix_cache", True)),
-                prefix_cache_mb=float(model_args.get("prefix_cache_mb", 512)),
+                prefix_cache_mb=_non_negative_float("prefix_cache_mb", model_args.get("prefix_cache_mb", 512)),
             )
 
     @property

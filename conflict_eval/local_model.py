@@ -34,6 +34,9 @@ Model args (``-M``)
 ``kv_cache_mb``      KV memory of running requests; a request waits rather than
                      exceed it (default 2048; one request always runs).
 ``chunk_tokens``     prompt tokens per engine step (default 256).
+``batch_wait_ms``    an idle engine waits this long for more requests before its
+                     first step, so samples started together are batched from
+                     the start (default 5; 0 starts at once).
 ``prefix_cache``     keep finished requests' KV for later requests sharing a
                      prefix (default true).
 ``prefix_cache_mb``  bound of that cache, least recently used evicted (default 512).

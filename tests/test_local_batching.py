@@ -118,6 +118,19 @@ def test_decode_batch_probe_sees_a_difference(model, monkeypatch):
     assert engine.stats.max_decodes == 0
 
 
+def test_an_idle_engine_waits_briefly_so_requests_started_together_share_the_first_step(model):
+    prompts = _prompts(3, [30, 50, 20], seed=10)
+    engine = lb.Engine(model, frozenset(), max_batch=3, prefix_cache=False, batch_wait_ms=60_000)
+    futures = []
+    for p in prompts:  # one at a time, as Inspect's samples submit them
+        futures.append(engine.submit(lb.Request(p, 3)))
+    [f.result(timeout=120) for f in futures]
+    assert engine.stats.steps == 3  # all three prefilled in the first step, then 2 decodes
+    eager = lb.Engine(model, frozenset(), max_batch=4, prefix_cache=False, batch_wait_ms=0)
+    _run(eager, prompts, 3)
+    assert eager.stats.max_decodes >= 2
+
+
 def test_the_kv_pool_holds_the_active_sequences_and_is_freed_when_idle(model):
     import time
 

@@ -256,9 +256,12 @@ def test_unknown_model_arg_is_rejected(tiny_model_dir):
 
 def test_engine_options(tiny_model_dir):
     model = get_model(f"conflict_eval/{tiny_model_dir}", memoize=False, max_batch=3,
-                      prefix_cache="false")
+                      prefix_cache="false", batch_wait_ms="0", kv_cache_mb=64)
     engine = model.api.engine
     assert engine is not None  # Llama attention goes through AttentionInterface
+    assert engine.batch_wait == 0 and engine.kv_budget == 64 * 2**20
+    default = get_model(f"conflict_eval/{tiny_model_dir}", memoize=False).api.engine
+    assert default.batch_wait == 0.005 and default.kv_budget == 2048 * 2**20
     # tiny dimensions may have no batch-invariant products here: then one at a time
     assert engine.max_batch == (3 if engine.exact_batching else 1)
     assert engine.prefix_cache_enabled is False
@@ -267,6 +270,9 @@ def test_engine_options(tiny_model_dir):
         get_model(f"conflict_eval/{tiny_model_dir}", memoize=False, max_batch=0)
     with pytest.raises(ValueError, match="prefix_cache must be true or false"):
         get_model(f"conflict_eval/{tiny_model_dir}", memoize=False, prefix_cache="maybe")
+    for arg, bad in (("batch_wait_ms", -1), ("kv_cache_mb", "lots"), ("prefix_cache_mb", "nan")):
+        with pytest.raises(ValueError, match=f"{arg} must be a number >= 0, got"):
+            get_model(f"conflict_eval/{tiny_model_dir}", memoize=False, **{arg: bad})
 
 
 async def test_path_model_arg_and_context_window(tiny_model_dir, no_network, caplog):
