@@ -34,9 +34,10 @@ hidden states in a way that depends only on that token's own sequence:
   its own).
 
 The KV of the active sequences lives in one zero-initialised pool per layer,
-``[slots, kv heads, positions, head_dim]``, rebuilt when a sequence joins or
-leaves (:meth:`Engine._repack`), so the decodes' keys are side by side and a
-batched product reads them in place.
+``[slots, kv heads, positions, head_dim]``, so the decodes' keys are side by
+side and a batched product reads them in place.  A joining sequence takes the
+slot of one that left (zeroed) or the pool is rebuilt
+(:meth:`Engine._sync_pool`).
 
 The same property makes the prefix cache exact: the KV of a token is the same
 whether it was computed in a prefill, a chunk of a prefill or a decode step,
@@ -556,7 +557,7 @@ class EngineStats:
     max_decodes: int = 0
     """Most one-row segments attended together in one step."""
     repacks: int = 0
-    """Times the KV pool was rebuilt (a sequence joined or left)."""
+    """Times the KV pool was rebuilt (rather than a free slot reused)."""
 
 
 class Engine:
@@ -622,8 +623,11 @@ class Engine:
         self._active: list[_Seq] = []
         self._prefix: OrderedDict[int, tuple[tuple[int, ...], KV]] = OrderedDict()
         self._pool: KV = []
-        """Per layer ``[slots, kv heads, C, ...]``: slot i holds ``_members[i]``'s KV."""
-        self._members: list[_Seq] = []
+        """Per layer ``[slots, kv heads, C, head_dim (+1)]``: the active sequences' KV."""
+        self._owners: list[_Seq | None] = []
+        """Each slot's sequence (None: free)."""
+        self._dirty: list[int] = []
+        """Positions of each free slot that may hold a departed sequence's KV."""
         self._prefix_key = 0
         self._cv = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -657,10 +661,47 @@ class Engine:
         longest = max([s.need for s in self._active] + [capacity])
         return (len(self._active) + 1) * longest * self.bytes_per_token <= self.kv_budget
 
-    def _repack(self) -> None:
-        """Rebuild the KV pool for the active sequences (after one joined or left).
+    def _sync_pool(self) -> None:
+        """Give every active sequence a slot of the KV pool, free the slots of
+        those that left.
 
-        Slot i of the new pool is ``_active[i]``; a running sequence's KV is
+        A joining sequence takes a free slot when the pool's slots are long
+        enough: the slot's stale positions are zeroed and the reused prefix is
+        copied in.  Otherwise, or when the pool has grown to more than twice
+        what the active sequences need, it is rebuilt for them alone."""
+        active = set(self._active)
+        cap = self._pool[0][0].shape[2] if self._pool else 0
+        for i, owner in enumerate(self._owners):
+            if owner is not None and owner not in active:
+                self._owners[i] = None  # a failed step may have written a chunk past n_cached
+                self._dirty[i] = min(cap, owner.n_cached + self.chunk_tokens)
+        joining = [seq for seq in self._active if seq.kv is None]
+        if not joining:
+            if not self._active and self._pool:
+                self._rebuild()  # nothing runs: free the pool
+            return
+        free = [i for i, owner in enumerate(self._owners) if owner is None]
+        longest = max(seq.need for seq in self._active)
+        if (
+            len(joining) > len(free)
+            or longest > cap
+            or len(self._owners) > 2 * len(self._active)
+            or cap > 2 * longest
+        ):
+            self._rebuild()
+            return
+        for seq, i in zip(joining, free):
+            dirty = self._dirty[i]
+            for (k, v), (sk, sv) in zip(self._pool, seq.source or []):
+                k[i, :, : seq.reused] = sk[:, : seq.reused]
+                v[i, :, : seq.reused] = sv[:, : seq.reused]
+            for k, v in self._pool if dirty > seq.reused else ():
+                k[i, :, seq.reused : dirty] = 0.0
+                v[i, :, seq.reused : dirty] = 0.0
+            self._place(seq, i)
+
+    def _rebuild(self) -> None:
+        """A new KV pool, slot i for ``_active[i]``: a running sequence's KV is
         copied over, a new one's reused prefix comes from the prefix cache,
         every other position is zero.  For a moment the old and new pools both
         exist (at most twice the budget)."""
@@ -681,11 +722,16 @@ class Engine:
                 for (k, v), (sk, sv) in zip(pool, source):
                     k[i, :, :upto] = sk[:, :upto]
                     v[i, :, :upto] = sv[:, :upto]
-            seq.source = None
-            seq.slot = i
-            seq.kv = [(k[i], v[i]) for k, v in pool]
-        self._pool, self._members = pool, active
+        self._pool, self._owners, self._dirty = pool, [None] * len(active), [0] * len(active)
+        for i, seq in enumerate(active):
+            self._place(seq, i)
         self.stats.repacks += 1
+
+    def _place(self, seq: _Seq, slot: int) -> None:
+        seq.source = None
+        seq.slot = slot
+        seq.kv = [(k[slot], v[slot]) for k, v in self._pool]
+        self._owners[slot] = seq
 
     def _lookup_prefix(self, prompt: list[int]) -> tuple[int, int | None]:
         best, best_key = 0, None
@@ -748,8 +794,7 @@ class Engine:
                 idle = not self._active
                 self._admit()
                 while not self._active:
-                    if self._members:
-                        self._repack()  # nothing runs: free the pool
+                    self._sync_pool()
                     if not self._cv.wait(timeout=30):
                         if not self._pending:
                             self._thread = None
@@ -763,8 +808,7 @@ class Engine:
                             break
                         self._cv.wait(timeout=left)
                     self._admit()
-                if self._active != self._members:
-                    self._repack()
+                self._sync_pool()
                 active = list(self._active)
             try:
                 finished = self._step(active)

@@ -135,12 +135,38 @@ def test_the_kv_pool_holds_the_active_sequences_and_is_freed_when_idle(model):
     import time
 
     engine = lb.Engine(model, frozenset(), max_batch=3, prefix_cache=False)
-    _run(engine, _prompts(3, [20, 300, 40]), 4)
-    assert engine.stats.repacks >= 2  # the three joined, then left
+    first = _run(engine, _prompts(3, [20, 300, 40]), 4)
     deadline = time.monotonic() + 30
     while engine._pool and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert engine._pool == [] and engine._members == []
+    assert engine._pool == [] and engine._owners == []
+    # 3 requests at most 2 at a time: the third takes the slot of the first to finish
+    # (zeroed: the previous occupant's KV must not leak), with no rebuild
+    engine = lb.Engine(model, frozenset(), max_batch=2, prefix_cache=False, batch_wait_ms=1000)
+    prompts = _prompts(3, [200, 30, 200], seed=12)
+    alone = lb.Engine(model, frozenset(), max_batch=1, prefix_cache=False)
+    _same(_run(engine, prompts, 4), [_run(alone, [p], 4)[0] for p in prompts])
+    assert engine.stats.repacks == 2  # built once, freed once
+    assert first and all(len(c.new_ids) == 4 for c in first)
+
+
+def test_a_reused_slot_is_zeroed_past_the_reused_prefix(model):
+    engine = lb.Engine(model, frozenset(), max_batch=2, prefix_cache=False)
+    a, b = (lb._Seq(lb.Request([1] * 100, 10), 256, 0) for _ in range(2))
+    engine._active = [a, b]
+    engine._sync_pool()
+    a.n_cached = 110
+    for k, v in a.kv:  # a departing sequence's KV, here as NaN so a leak would show
+        k.fill_(float("nan"))
+        v.fill_(float("nan"))
+    cached = [(torch.ones_like(k), torch.ones_like(v)) for k, v in a.kv]
+    c = lb._Seq(lb.Request([1] * 50, 10), 256, 20, cached)  # reuses a 20-token prefix
+    engine._active = [b, c]
+    engine._sync_pool()
+    assert c.slot == a.slot and engine.stats.repacks == 1  # a's slot, no rebuild
+    for k, v in c.kv:
+        assert torch.equal(k[:, :20], torch.ones_like(k[:, :20]))
+        assert not k[:, 20:].any() and not v[:, 20:].any()  # zero, not NaN
 
 
 def test_prefix_reuse_is_exact(model):
