@@ -241,7 +241,26 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     if single:
         for c in args.concurrency:
             scaling[str(c)] = round(summary[str(c)]["conflict_eval_tokens_per_second"] / single, 3)
-    # paired scaling: groups at concurrency c vs the single-stream groups of the same round
+    # paired scaling: each group at concurrency c over the median single-stream group of its round
+    paired_scaling = {}
+    ours = [r for r in rows if r["provider"] == "conflict_eval"]
+    single_by_round = {
+        r: statistics.median(x["tokens_per_second"] for x in ours if x["round"] == r and x["concurrency"] == 1)
+        for r in {x["round"] for x in ours if x["concurrency"] == 1}
+    }
+    for c in args.concurrency:
+        ratios = [
+            x["tokens_per_second"] / single_by_round[x["round"]]
+            for x in ours
+            if x["concurrency"] == c and x["round"] in single_by_round
+        ]
+        if ratios:
+            paired_scaling[str(c)] = {
+                "median": round(statistics.median(ratios), 3),
+                "min": round(min(ratios), 3),
+                "max": round(max(ratios), 3),
+                "groups": len(ratios),
+            }
     return {
         "benchmark": "local_throughput",
         "created_at": started_at,
@@ -281,6 +300,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         },
         "summary": summary,
         "scaling_conflict_eval_over_single_stream": scaling,
+        "scaling_paired_by_round": paired_scaling,
         "network_attempts": NETWORK_ATTEMPTS,
         "runs": rows,
     }
@@ -320,6 +340,12 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         "conflict_eval aggregate tokens/s over its single stream: "
         + ", ".join(f"{c} concurrent: {v}x" for c, v in sc.items()) + ".",
+        "Paired by round (each group over the median single-stream group of its round; median "
+        "[min-max] over groups): "
+        + ", ".join(
+            f"{c} concurrent: **{v['median']}x** [{v['min']}-{v['max']}] ({v['groups']} groups)"
+            for c, v in result.get("scaling_paired_by_round", {}).items()
+        ) + ".",
         "",
         f"Bandwidth limit: numpy copy {bw['copy_gb_per_s']} GB/s (load {m['loadavg_at_bandwidth']}); "
         f"float32 weights (safetensors size) {bw['weight_bytes_fp32'] / 1e9:.3f} GB -> at most {bw['limit_tokens_per_s']} "

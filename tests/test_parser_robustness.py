@@ -8,11 +8,15 @@ within a per-call time bound. A new parser gets one line in that list.
 
 The bounds here are loose on purpose (the machine running the tests may be
 loaded): 1 s per call, where a quadratic parser takes tens of seconds at
-100 kB. ``benchmarks/parser_robustness.py`` measures the real figures
+100 kB; a call over the bound is timed once more with garbage collection
+off, and the faster time counts (a pause is not slow twice, a slow parser
+is). ``benchmarks/parser_robustness.py`` measures the real figures
 (target: under 100 ms at 10 kB).
 """
 
 from __future__ import annotations
+
+import gc
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -57,6 +61,13 @@ def test_adversarial_families_in_bounded_time(entry, size):
     for family, text in adversarial_inputs(size).items():
         try:
             elapsed = check_total(entry, text, limit=5 * CALL_LIMIT)
+            if elapsed >= CALL_LIMIT:  # a pause (garbage collection, a busy machine) or a slow
+                gc.collect()  # parser: only a slow parser is slow a second time
+                gc.disable()
+                try:
+                    elapsed = min(elapsed, check_total(entry, text, limit=5 * CALL_LIMIT))
+                finally:
+                    gc.enable()
         except Exception as exc:
             raise AssertionError(f"{entry.name} on {family!r} ({len(text)} chars): "
                                  f"{type(exc).__name__}: {str(exc)[:200]}") from exc
