@@ -27,8 +27,6 @@ from conflict_eval.retrieval import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-HOTPOT = SHARED_DATA / "hotpotqa_ircot" / "sample.jsonl"
 
 HAVE_DENSE = (
     importlib.util.find_spec("sentence_transformers") is not None
@@ -373,10 +371,8 @@ def test_dense_ties_broken_by_corpus_order():
 # Real data: HotpotQA (IRCoT format) paragraphs
 
 
-def _hotpot_records() -> list[dict]:
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared data folder {SHARED_DATA} is absent on this machine")
-    with HOTPOT.open(encoding="utf-8") as fh:
+def _hotpot_records(shared_data: Path) -> list[dict]:
+    with (shared_data / "hotpotqa_ircot" / "sample.jsonl").open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
@@ -396,8 +392,8 @@ def _hotpot_corpus(records: list[dict]) -> tuple[list[Document], list[set[str]]]
     return docs, supporting
 
 
-def test_bm25_hotpotqa_supporting_paragraphs_in_top5():
-    records = _hotpot_records()
+def test_bm25_hotpotqa_supporting_paragraphs_in_top5(shared_data):
+    records = _hotpot_records(shared_data)
     docs, supporting = _hotpot_corpus(records)
     assert len(docs) > 1000 and all(supporting)
     r = BM25Retriever()
@@ -413,8 +409,8 @@ def test_bm25_hotpotqa_supporting_paragraphs_in_top5():
 
 @needs_dense
 @pytest.mark.slow
-def test_dense_hotpotqa_per_question_reranking():
-    records = _hotpot_records()[:8]
+def test_dense_hotpotqa_per_question_reranking(shared_data):
+    records = _hotpot_records(shared_data)[:8]
     d = DenseRetriever()
     found = 0
     for rec in records:
