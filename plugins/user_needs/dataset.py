@@ -37,6 +37,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from conflict_eval.compose import declares_metric
 from conflict_eval.records import (
     ENCODING,
     BadField,
@@ -383,6 +384,7 @@ def _grid_doc(fn):
 
 
 @_grid_doc
+@declares_metric("user_need_accuracy")
 def user_needs_hotpotqa(path: str | None = None, user_need: str | None = None, setting: str | None = None,
                         n_contexts: str = "1,2,4,8", max_context_tokens: int | None = DEFAULT_MAX_CONTEXT_TOKENS,
                         limit: int | None = None, seed: int = 0, distractors: str | None = None):
@@ -407,6 +409,7 @@ def _kre(name: str, path, **grid):
 
 
 @_grid_doc
+@declares_metric("user_need_accuracy")
 def user_needs_kre_ecqa(path: str | None = None, user_need: str | None = None, setting: str | None = None,
                         n_contexts: str = "1,2,4,8", max_context_tokens: int | None = DEFAULT_MAX_CONTEXT_TOKENS,
                         limit: int | None = None, seed: int = 0, distractors: str | None = None):
@@ -416,6 +419,7 @@ def user_needs_kre_ecqa(path: str | None = None, user_need: str | None = None, s
 
 
 @_grid_doc
+@declares_metric("user_need_accuracy")
 def user_needs_kre_ecare(path: str | None = None, user_need: str | None = None, setting: str | None = None,
                          n_contexts: str = "1,2,4,8", max_context_tokens: int | None = DEFAULT_MAX_CONTEXT_TOKENS,
                          limit: int | None = None, seed: int = 0, distractors: str | None = None):
@@ -425,6 +429,7 @@ def user_needs_kre_ecare(path: str | None = None, user_need: str | None = None, 
 
 
 @_grid_doc
+@declares_metric("user_need_accuracy")
 def user_needs_disentqa(path: str | None = None, user_need: str | None = None, setting: str | None = None,
                         n_contexts: str = "1,2,4,8", max_context_tokens: int | None = DEFAULT_MAX_CONTEXT_TOKENS,
                         limit: int | None = None, seed: int = 0, distractors: str | None = None):
@@ -442,6 +447,7 @@ def user_needs_disentqa(path: str | None = None, user_need: str | None = None, s
 
 
 @_grid_doc
+@declares_metric("user_need_accuracy")
 def user_needs_uraq(path: str | None = None, user_need: str | None = None, setting: str | None = None,
                     n_contexts: str = "1,2,4,8", max_context_tokens: int | None = DEFAULT_MAX_CONTEXT_TOKENS,
                     limit: int | None = None, seed: int = 0, distractors: str | None = None):
