@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from conflict_eval.compose import declares_metric
+from conflict_eval.text_metrics import normalize_squad
 from conflict_eval.records import (
     ENCODING,
     BadField,
@@ -173,8 +174,25 @@ class _Validated:
 # KRE (ECQA, e-CARE)
 
 
+def _option_key(text: str) -> str:
+    """Option text as compared for duplicates: SQuAD-normalised ("Desert.." = "desert")."""
+    return normalize_squad(text)
+
+
 def kre_items(name: str, rows, *, file: str | None = None) -> list[UserNeedItem]:
+    """KRE rows as grid items. A row whose gold option *text* equals its
+    misleading option text (after SQuAD normalisation: a held-out ECQA row has
+    "indestructible" as both) has no conflict, since its conflict cells would
+    equal its matching cells; it is skipped and counted in the log, as
+    DisentQA's loader skips the same case. Options are shown without their
+    final full stop (e-CARE options are sentences, "… desert." would read
+    "desert.." once the list is closed)."""
+    skipped = {"whose misleading option text equals the gold option text": 0}
+    n_rows = 0
+
     def convert(row: Row):
+        nonlocal n_rows
+        n_rows += 1
         rid = f"{name}-{_index(row['__locator'])}"
         question = row.text("question")
         choices = row.list("choices")
@@ -190,7 +208,10 @@ def kre_items(name: str, rows, *, file: str | None = None) -> list[UserNeedItem]
             raise BadField("negative_answer", f"{negative!r} is not option {cand} ({choices[letters.index(cand)]!r})")
         if gold == cand:
             raise BadField("candidate", "misleading option equals the gold option")
-        options = "; ".join(c.strip() for c in choices)
+        if _option_key(choices[letters.index(gold)]) == _option_key(negative):
+            skipped["whose misleading option text equals the gold option text"] += 1
+            return None
+        options = "; ".join(c.strip().rstrip(".").rstrip() for c in choices)
         return [UserNeedItem(
             id=rid,
             question=f"{question.strip()} Options: {options}.",
@@ -202,7 +223,9 @@ def kre_items(name: str, rows, *, file: str | None = None) -> list[UserNeedItem]
             extra={"options": [c.strip() for c in choices]},
         )]
 
-    return convert_rows(f"user_needs_{name}", _with_locator(rows), convert, file=file, id_field=None)  # type: ignore[return-value]
+    items = convert_rows(f"user_needs_{name}", _with_locator(rows), convert, file=file, id_field=None)
+    _log_skipped(f"user_needs_{name}", file, n_rows, skipped)
+    return items  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------
