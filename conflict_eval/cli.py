@@ -239,7 +239,9 @@ def cmd_build_polluted_kb(args: argparse.Namespace) -> int:
           f"{r['questions']} questions ({r['questions'] - r['with_target']} without a misinformation target)")
     print("targets rejected as too close to the gold answer: "
           + ", ".join(f"{n} {why} it" for why, n in r["target_rejected"].items())
-          + f"; other target failures: {r['target_failed']}")
+          + f"; other target failures: {r['target_failed']}"
+          + (f" ({', '.join(f'{n} {why}' for why, n in r['target_failed_reasons'].items())})"
+             if r["target_failed_reasons"] else ""))
     if args.prescreen:
         print(f"pre-screening kept {sum(1 for q in kb.questions if q.prescreen and q.prescreen.kept)}")
     return 0

@@ -5,6 +5,26 @@ routed by name to every part whose factory accepts them; an option no part
 accepts is an error that lists what each part accepts. This keeps
 ``conflict_eval/run`` generic while every factory still validates its own
 options before any sample runs.
+
+Which metric scores a dataset
+-----------------------------
+A dataset declares the metric(s) it is meant to be scored with by decorating
+its factory with :func:`declares_metric`::
+
+    from conflict_eval.compose import declares_metric
+
+    @declares_metric("yes_no_accuracy", "knowledge_recall")
+    def polluted_kb(path=None, ...):
+        ...
+
+``conflict_eval/run`` then scores it with those metrics unless
+``-T scorer=`` names others. A declared name that no plugin registers is an
+error (naming the dataset and its plugin), never a silent fallback. Datasets
+that declare nothing keep the generic default (:func:`default_metric`):
+``choice_accuracy`` for multiple choice, ``token_f1`` otherwise; the eval
+metadata says which rule chose the scorer (``scorer_source``: ``given``,
+``declared`` or ``default``). ``choice_accuracy`` on samples without options is
+an error whichever way it was chosen.
 """
 
 from __future__ import annotations
@@ -78,6 +98,57 @@ def _version() -> str | None:
         return None
 
 
+DECLARED_METRICS_ATTR = "conflict_eval_metrics"
+"""Attribute :func:`declares_metric` sets on a dataset factory (a tuple of metric names)."""
+
+
+def declares_metric(*names: str):
+    """Decorate a dataset factory with the metric(s) ``conflict_eval/run`` scores it with.
+
+    ``names`` are registered metric names, in the order their scores are
+    listed. ``-T scorer=`` still overrides them.
+    """
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise ValueError(f"declares_metric needs one or more metric names, got {names!r}")
+
+    def wrap(factory):
+        setattr(factory, DECLARED_METRICS_ATTR, tuple(names))
+        return factory
+
+    return wrap
+
+
+def declared_metrics(component: Component) -> tuple[str, ...] | None:
+    """The metric names a dataset component declares (:func:`declares_metric`), or None."""
+    names = getattr(component.factory, DECLARED_METRICS_ATTR, None)
+    return tuple(names) if names else None
+
+
+def _declared_parts(dataset: Component) -> dict[str, Component]:
+    from .plugins_manager import UnknownComponentError
+
+    parts = {}
+    for i, metric_name in enumerate(declared_metrics(dataset) or ()):
+        try:
+            parts[f"metric{i}"] = get_metric(metric_name)
+        except UnknownComponentError as err:
+            raise ValueError(
+                f"dataset {dataset.name!r} (plugin {dataset.plugin!r}) declares metric {metric_name!r}, "
+                f"which no installed plugin registers ({err}); install its plugin or pass -T scorer=NAME"
+            ) from None
+    return parts
+
+
+def _check_fits(dataset_name: str, samples, scorer_names: list[str], source: str) -> None:
+    """A scorer that cannot read these samples is an error, not a silent 0."""
+    if "choice_accuracy" in scorer_names:
+        first = next(iter(samples), None)
+        if first is not None and not first.choices:
+            raise ValueError(
+                f"scorer 'choice_accuracy' ({source}) cannot score dataset {dataset_name!r}: "
+                f"its samples have no answer options (sample {first.id!r}); pass another -T scorer=")
+
+
 def default_metric(dataset) -> str:
     """``choice_accuracy`` for multiple-choice datasets, ``token_f1`` otherwise."""
     first = next(iter(dataset), None)
@@ -99,8 +170,8 @@ def compose_task(
     Args:
         method: registered method name (a solver factory).
         dataset: registered dataset name.
-        scorer: registered metric name(s); default by dataset, see
-            :func:`default_metric`.
+        scorer: registered metric name(s); default: what the dataset
+            declares (:func:`declares_metric`), else :func:`default_metric`.
         path: a local file in the dataset's upstream format, instead of the
             download / bundled copy.
         name: task name shown in logs (default ``<method>_<dataset>``).
@@ -113,7 +184,15 @@ def compose_task(
     scorer_names = [scorer] if isinstance(scorer, str) else list(scorer or [])
     scorers_given = bool(scorer_names)
     parts: dict[str, Component] = {"method": get_method(method), "dataset": get_dataset(dataset)}
-    parts.update({f"metric{i}": get_metric(s) for i, s in enumerate(scorer_names)})
+    if scorer_names:
+        parts.update({f"metric{i}": get_metric(s) for i, s in enumerate(scorer_names)})
+        scorer_source = "given"
+    elif declared := _declared_parts(parts["dataset"]):
+        parts.update(declared)
+        scorer_names = [c.name for c in declared.values()]
+        scorer_source = "declared"
+    else:
+        scorer_source = "default"
     routed = route_options(parts, options, strict=bool(scorer_names))
     ds_options = {**routed["dataset"], **({"path": path} if path is not None else {})}
     samples = parts["dataset"].factory(**ds_options)
@@ -121,6 +200,7 @@ def compose_task(
         scorer_names = [default_metric(samples)]
         parts["metric0"] = get_metric(scorer_names[0])
         routed = route_options(parts, options)
+    _check_fits(dataset, samples, scorer_names, scorer_source)
     solver = parts["method"].factory(**routed["method"])
     scorers = [parts[f"metric{i}"].factory(**routed[f"metric{i}"]) for i in range(len(scorer_names))]
     config = {**DEFAULT_GENERATE_CONFIG, **(generate_config or {})}
@@ -135,6 +215,7 @@ def compose_task(
             "dataset": dataset,
             "scorers": scorer_names,
             "scorers_given": scorers_given,
+            "scorer_source": scorer_source,
             "options": {k: v for k, v in options.items()},
             "path": path,
             "plugins": {

@@ -72,6 +72,28 @@ def scripted_model(replies: Iterable[str] | Callable[[str], str], **kwargs: Any)
     return model
 
 
+def _as_text(value: Any, option: str) -> str:
+    """One ``-M`` reply as text, undoing Inspect's YAML reading of ``-M`` values.
+
+    Inspect reads ``-M reply=Yes`` as the boolean ``True`` and ``-M reply=a, b``
+    as the list ``["a", " b"]``. Booleans become ``Yes`` / ``No`` (YAML reads
+    yes/no/true/false/on/off alike, so the spelling cannot be recovered), numbers
+    their text, a list is joined back at its commas. A reply with ``: `` reads as
+    a mapping and cannot be recovered: quote it (``-M 'reply="Answer: yes"'``).
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "Yes" if value else "No"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, list) and option == "reply":
+        return ",".join(_as_text(v, option) for v in value)
+    raise ValueError(
+        f"scripted model: -M {option}= must be text, got {type(value).__name__} {value!r}; "
+        "quote the reply (e.g. -M 'reply=\"Answer: yes\"')")
+
+
 def _scripted_api():
     from inspect_ai.model import ModelAPI, modelapi
 
@@ -82,6 +104,8 @@ def _scripted_api():
         Replies with ``-M reply=TEXT`` (default ``"A</a>"``), or cycles through
         ``-M replies=[...]``. Usage is counted in words, so nothing downloads a
         tokenizer. Used by the CLI tests and the harness-overhead benchmark.
+        ``reply`` is always one reply (a comma in it is kept); only
+        ``replies`` gives several. Non-text values are coerced (:func:`_as_text`).
         """
 
         def __init__(self, model_name, base_url=None, api_key=None, config=None,
@@ -89,7 +113,10 @@ def _scripted_api():
             from inspect_ai.model import GenerateConfig
 
             super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
-            self._replies = list(replies) if replies else [reply]
+            if replies is not None and not isinstance(replies, list):
+                replies = [replies]
+            self._replies = ([_as_text(r, "replies") for r in replies] if replies
+                             else [_as_text(reply, "reply")])
             self._n = 0
 
         async def generate(self, input, tools, tool_choice, config):

@@ -7,9 +7,18 @@ bracketed groups themselves; a group whose elements are all groups (the
 outer list ``[(...), (...)]``, or a doubly wrapped ``((a, b, c))``) is a
 container and its groups are read instead. Commas inside quotes or nested
 brackets do not split elements; elements lose surrounding white space and
-quotes. Items with exactly three non-empty elements are kept; every other
-item is counted as rejected, with its element count. Text outside brackets
-is ignored.
+quotes. Items with exactly three non-empty elements are kept. Items with
+more than three non-empty elements are *recovered* as (first, second, the rest
+joined with ", "): models copy the prompt's unquoted example and write
+``(Adriana Trigiani, based in, Greenwich Village, New York City)`` or
+``(X, born on, January 22, 1965)``, and dates and numbers are what Type I
+pollution changes; recovered items are listed in ``recovered`` as well. Every
+other item is counted as rejected, with its element count; so is a
+placeholder item that restates the requested format rather than a fact
+(``(subject, predicate, object)``, ``(entityA, relationship1, entityB)``) is
+not a relation either: it is listed in ``ignored``, not counted as rejected.
+An empty list ``[]`` is no item (the natural "no conflicts" reply). Text
+outside brackets is ignored.
 
 Every parser here takes any string and never raises. Time is linear in the
 reply: only the first :data:`~conflict_eval.answers.MAX_REPLY_CHARS`
@@ -74,7 +83,7 @@ _SPECIAL = re.compile(r"[,()\[\]\"“]")
 _NONSPACE = re.compile(r"\S")
 
 
-def split_elements(content: str) -> list[str]:
+def split_elements(content: str, strip: bool = True) -> list[str]:
     """Top-level comma-separated elements (commas in quotes or brackets do not split).
 
     A quote opens a quoted span only at the start of an element. Linear time
@@ -110,7 +119,7 @@ def split_elements(content: str) -> list[str]:
             parts.append(content[start:i])
             start, first_text = i + 1, -1
     parts.append(content[start:])
-    return [p.strip() for p in parts]
+    return [p.strip() for p in parts] if strip else parts
 
 
 def _as_groups(elements: list[str]) -> list[_Group] | None:
@@ -141,7 +150,18 @@ def _clean(element: str) -> str:
 class TripletParse:
     triplets: list[Triplet] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
-    """Items not made of exactly three elements, e.g. ``"2 elements: (a, b)"``."""
+    """Items not read as a triplet, e.g. ``"2 element(s): (a, b)"``."""
+    recovered: list[Triplet] = field(default_factory=list)
+    """Triplets recovered from items of more than three elements (also in ``triplets``)."""
+    ignored: list[str] = field(default_factory=list)
+    """Placeholder items that restate the requested format (not counted as rejected)."""
+    empty_list: bool = False
+    """The reply holds an empty list ``[]``."""
+
+    @property
+    def items(self) -> int:
+        """Items seen: read (exact or recovered) plus rejected."""
+        return len(self.triplets) + len(self.rejected)
 
     @property
     def reason(self) -> str | None:
@@ -149,6 +169,16 @@ class TripletParse:
         if self.triplets:
             return None
         return f"no 3-element item ({len(self.rejected)} rejected)" if self.rejected else "no bracketed item"
+
+
+_PLACEHOLDER_RE = re.compile(
+    r"(?:entity|subject|object|predicate|relation|relationship|head|tail|item|thing|value|attribute"
+    r"|property|noun|verb|source|target|e|r|s|o|x|y|z)[ _-]?(?:[a-z]|\d{1,2})?", re.IGNORECASE)
+
+
+def _is_placeholder(values: list[str]) -> bool:
+    """``(subject, predicate, object)``, ``(entityA, relationship1, entityB)``: the format, not a fact."""
+    return all(_PLACEHOLDER_RE.fullmatch(v) for v in values)
 
 
 def _items(text: str, out: TripletParse) -> None:
@@ -161,6 +191,9 @@ def _items(text: str, out: TripletParse) -> None:
         if g is None:
             stack.pop()
             continue
+        if not g.content.strip():
+            out.empty_list = True
+            continue
         elements = split_elements(g.content)
         inner = _as_groups([e for e in elements if e])
         if inner is not None:
@@ -170,8 +203,17 @@ def _items(text: str, out: TripletParse) -> None:
                 stack.append((iter(inner), depth + 1))
             continue
         values = [_clean(e) for e in elements]
-        if len(values) == 3 and all(values):
+        if len(values) >= 3 and all(values) and _is_placeholder(values):
+            out.ignored.append(f"placeholder, not a relation: ({g.content.strip()[:80]})")
+        elif len(values) == 3 and all(values):
             out.triplets.append((values[0], values[1], values[2]))
+        elif len(values) > 3 and all(values):
+            # the object is the rest as written ("1,500", not "1, 500")
+            rest = split_elements(g.content, strip=False)[2:]
+            obj = ",".join(r[: len(r) - len(r.lstrip())] + _clean(r) for r in rest).strip()
+            triplet = (values[0], values[1], obj)
+            out.triplets.append(triplet)
+            out.recovered.append(triplet)
         else:
             n = len([v for v in values if v])
             out.rejected.append(f"{n} element(s): ({g.content.strip()[:80]})")
@@ -184,10 +226,35 @@ def parse_triplets(text: str) -> TripletParse:
     [('Paris', 'capital of', 'France')]
     >>> parse_triplets('[("Smith, John", "born in", "1950")]').triplets
     [('Smith, John', 'born in', '1950')]
+    >>> parse_triplets('[(Adriana Trigiani, based in, Greenwich Village, New York City)]').recovered
+    [('Adriana Trigiani', 'based in', 'Greenwich Village, New York City')]
     """
     out = TripletParse()
     _items(clip(text or "", "head"), out)
     return out
+
+
+_NO_CONFLICT_RE = re.compile(
+    r"^\W*(?:none|nothing|n/a)\W*$"
+    r"|\b(?:no|none of the|not any|zero|without|free of|cannot find any|could not find any|did not find any"
+    r"|didn't find any|don't see any|do not see any|there are no|there is no|found no)\b"
+    r"[^.\n]{0,40}?\b(?:conflict|contradict|inconsisten|discrepanc)",
+    re.IGNORECASE)
+
+
+def says_no_conflicts(reply: str, parsed: TripletParse) -> bool:
+    """Whether a detection reply (Appendix C) says there are no conflicts: an
+    empty list ``[]`` and no item, or prose such as "There are no conflicting
+    relations." with no triplet in it.
+
+    >>> says_no_conflicts("[]", parse_triplets("[]"))
+    True
+    >>> says_no_conflicts("There are no conflicting relations.", parse_triplets("There are no conflicting relations."))
+    True
+    """
+    if parsed.triplets or parsed.rejected:
+        return False  # a placeholder item alone ("(entityA, relationship1, entityB)") does not count
+    return parsed.empty_list or bool(_NO_CONFLICT_RE.search(clip(reply or "", "head")))
 
 
 def triplet_key(t: Triplet) -> tuple[str, str, str]:
@@ -228,11 +295,33 @@ def _standalone(text: str, g: _Group) -> bool:
     return (i < 0 or text[i] in "\r\n") and (j >= len(text) or text[j] in "\r\n")
 
 
+_QUESTION_END_RE = re.compile(r"(?<=\?)[\s\"'”’]*,")
+
+
+def _list_items(content: str, cut: bool = False) -> list[str]:
+    """The items of a sub-question list's content. Quoted items are split at
+    the commas between quotes. The Appendix A prompt shows an *unquoted* list
+    (``[question1, question2, question3]``), and questions have commas in them
+    ("Who directed X, and when?"): when the items are not all quoted and the
+    list has a ``?``, it is split after each ``?`` that a comma follows, never
+    at a comma inside a question; a list without ``?`` is split at commas.
+    ``cut``: the list was cut at the token limit, so its last item is dropped."""
+    elements = [e for e in split_elements(content) if e]
+    quoted = bool(elements) and all(e[0] in _QUOTES for e in elements)
+    if not quoted and "?" in content:
+        elements = [e.strip() for e in _QUESTION_END_RE.split(content)]
+    if cut:
+        elements = elements[:-1]
+    return list(dict.fromkeys(i for i in (_clean(e) for e in elements) if i))
+
+
 def parse_question_list(text: str) -> QuestionList:
     """Sub-questions from the Appendix A reply.
 
     The first ``[...]`` list that is really the answer gives the questions
-    (quotes stripped, duplicates dropped): it must have two or more items, or
+    (:func:`_list_items`: an unquoted list is split after each ``?``, not at
+    commas inside a question; quotes stripped, duplicates dropped): it must
+    have two or more items, or
     an item ending in ``?``, or stand alone on its line. So a heading such as
     "Sub-questions for [Entity X]:" or a mention like "about [Paris]" is not
     read as a list. A list cut at the token limit (``["Q1?", "Q2?", "Q``)
@@ -248,20 +337,20 @@ def parse_question_list(text: str) -> QuestionList:
     'lines'
     >>> parse_question_list("Sub-questions for [Entity X]:\\n1. Who is X?").questions
     ['Who is X?']
+    >>> parse_question_list("[Who directed Jaws, and when?, Where was he born?]").questions
+    ['Who directed Jaws, and when?', 'Where was he born?']
     """
     text = clip(text or "", "head")
     for g in _top_groups(text):
         if text[g.start] != "[":
             continue
-        items = [_clean(e) for e in split_elements(g.content)]
-        items = list(dict.fromkeys(i for i in items if i))
+        items = _list_items(g.content)
         if items and (len(items) > 1 or items[0].endswith("?") or _standalone(text, g)):
             return QuestionList(items, "list")
     opened = text.rfind("[")
     if opened >= 0 and "]" not in text[opened:]:
         # a list cut at the token limit: its complete items (the last one is cut)
-        items = [_clean(e) for e in split_elements(text[opened + 1:])][:-1]
-        items = list(dict.fromkeys(i for i in items if i))
+        items = _list_items(text[opened + 1:], cut=True)
         if items:
             return QuestionList(items, "truncated list")
     lines = []

@@ -9,9 +9,14 @@ Steps per sample, each recorded in :class:`ConflictExposureStore` and the transc
    (re-retrieve ``n`` documents with the model's answer / with the retrieved
    documents' texts).
 2. **knowledge extraction** (Algorithm 2, one call per document, Appendix B):
-   triplets parsed by :func:`~.parse.parse_triplets`, only 3-element items kept.
+   triplets parsed by :func:`~.parse.parse_triplets` (3-element items kept,
+   longer ones recovered, the rest counted as rejected). The calls are
+   independent, so they are issued together (``asyncio.gather``; Inspect's
+   ``max_connections`` still bounds how many run at once); results are taken
+   in document order, identical to a sequential run.
 3. **conflict exposure** (Algorithm 3, one call over all triplets, Appendix C):
-   a detected conflict triplet is placed on every document whose own triplets
+   an empty list or "no conflicts" prose is recorded as ``no_conflicts``, not
+   a parse failure; a detected conflict triplet is placed on every document whose own triplets
    contain it (compared after :func:`~.parse.triplet_key` normalisation);
    the other documents get the "may still contain potential conflicts" note.
    Algorithm 3 re-runs Algorithm 2 on each document; with greedy decoding
@@ -23,6 +28,7 @@ Steps per sample, each recorded in :class:`ConflictExposureStore` and the transc
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from inspect_ai.log import transcript
@@ -41,7 +47,7 @@ from conflict_eval.plugins.polluted_kb.rag import (
 )
 
 from .expansion import Expanded, information_expansion, re_retrieval
-from .parse import format_triplets, parse_question_list, parse_triplets, triplet_key
+from .parse import format_triplets, parse_question_list, parse_triplets, says_no_conflicts, triplet_key
 from .prompts import (
     CONFLICT_ANNOTATION,
     DETECT_TEMPLATE,
@@ -66,9 +72,15 @@ class ConflictExposureStore(StoreModel):
     doc_sources: dict[str, str] = Field(default_factory=dict)
     triplets: dict[str, list[list[str]]] = Field(default_factory=dict)
     rejected_items: dict[str, list[str]] = Field(default_factory=dict)
+    recovered_items: dict[str, list[list[str]]] = Field(default_factory=dict)
+    """Triplets recovered from items of more than three elements, by document."""
+    ignored_items: dict[str, list[str]] = Field(default_factory=dict)
+    """Placeholder items that restate the format ("(subject, predicate, object)"), by document."""
     extraction_failures: dict[str, str] = Field(default_factory=dict)
     conflict_reply: str | None = None
     conflicts: list[list[str]] = Field(default_factory=list)
+    no_conflicts: bool = False
+    """The detection reply said there are none (``[]`` or prose)."""
     conflict_parse_failure: str | None = None
     annotations: dict[str, str] = Field(default_factory=dict)
     model_calls: int = 0
@@ -169,11 +181,17 @@ def conflict_exposure(
         if exposure:
             # 2. knowledge extraction (Algorithm 2)
             triplets: dict[str, list[tuple[str, str, str]]] = {}
-            for doc in d.docs:
-                parsed = parse_triplets(await ask(EXTRACT_TEMPLATE.format(document=doc.text)))
+            replies = await asyncio.gather(*(ask(EXTRACT_TEMPLATE.format(document=doc.text))
+                                             for doc in d.docs))
+            for doc, reply in zip(d.docs, replies):
+                parsed = parse_triplets(reply)
                 triplets[doc.id] = parsed.triplets
                 if parsed.rejected:
                     store.rejected_items[doc.id] = parsed.rejected
+                if parsed.recovered:
+                    store.recovered_items[doc.id] = [list(t) for t in parsed.recovered]
+                if parsed.ignored:
+                    store.ignored_items[doc.id] = parsed.ignored
                 if parsed.reason:
                     store.extraction_failures[doc.id] = parsed.reason
             store.triplets = {i: [list(t) for t in ts] for i, ts in triplets.items()}
@@ -185,7 +203,8 @@ def conflict_exposure(
                     relations_list=format_triplets(all_triplets)))
                 parsed = parse_triplets(store.conflict_reply)
                 conflicts = parsed.triplets
-                store.conflict_parse_failure = parsed.reason
+                store.no_conflicts = says_no_conflicts(store.conflict_reply, parsed)
+                store.conflict_parse_failure = None if store.no_conflicts else parsed.reason
             else:
                 store.conflict_parse_failure = "no triplets extracted; detection skipped"
             store.conflicts = [list(c) for c in conflicts]

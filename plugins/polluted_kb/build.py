@@ -7,11 +7,17 @@
 2. For each question (the first ``limit``, after an optional seeded shuffle)
    ask the model for a misinformation target with the Figure 3 prompt.
 3. Inject pollution: Type I copies each gold supporting paragraph that
-   contains the answer text with the answer replaced by the target; Type II
-   is the model's reply to the PoisonedRAG prompt, cut to 30 words; Type III
-   is the Figure 3 template. Injected documents are *added*: the clean
-   paragraphs stay in the corpus (the paper "merges" defective samples into
-   the knowledge base).
+   contains the answer text (in its title or its text) with the answer
+   replaced by the target in both (§4.4 makes no exception for titles, and
+   in HotpotQA the answer is often the title); Type II is the model's reply
+   to the PoisonedRAG prompt, cut to 30 words; Type III is the Figure 3
+   template. Injected documents are *added*: the clean paragraphs stay in the
+   corpus (the paper "merges" defective samples into the knowledge base).
+   Type II/III documents get a title in the corpus's style (ours; the paper
+   shows none, and an untitled document among titled ones is an easy tell):
+   the title of the question's first supporting paragraph with the answer
+   replaced by the target, i.e. the Wikipedia article the question is about
+   as Type I would rename it (:func:`injected_title`).
 4. Optionally pre-screen (§4.2): regular RAG on the clean corpus (top ``k``);
    a question is kept if the retrieved set holds all its supporting
    paragraphs and the model answers "Yes" to the Figure 3 question.
@@ -136,6 +142,13 @@ def substitute_answer(text: str, answers: list[str], target: str) -> tuple[str, 
     return answer_pattern(answers).subn(lambda _m: target, text)
 
 
+def injected_title(titles: list[str | None], answers: list[str], target: str) -> str | None:
+    """The title of a Type II/III document: the first supporting paragraph's
+    title, with the answer replaced by ``target`` as Type I does."""
+    first = next((t for t in titles if t), None)
+    return None if first is None else substitute_answer(first, answers, target)[0]
+
+
 def format_documents(docs: list[Any]) -> str:
     """The ``<documents>`` of the Figure 3 template: one numbered document per
     line, ``[i] title: text`` (the paper does not show the layout; ours)."""
@@ -202,12 +215,16 @@ async def abuild_polluted_kb(
             failures["target"] = target.reason or "?"
         else:
             sub = target.value
+            title = injected_title([by_id[sid].title for sid in supporting[r.id]], r.answers, sub)
             if "I" in types:
                 injected["I"] = []
                 for sid in supporting[r.id]:
                     text, n = substitute_answer(by_id[sid].text, r.answers, sub)
-                    if n:
-                        doc = KBDocument(id=f"{sid}|I|{r.id}", title=by_id[sid].title, text=text,
+                    clean_title = by_id[sid].title
+                    new_title, n_title = (substitute_answer(clean_title, r.answers, sub) if clean_title
+                                          else (clean_title, 0))
+                    if n or n_title:
+                        doc = KBDocument(id=f"{sid}|I|{r.id}", title=new_title, text=text,
                                          origin="I", question_id=r.id, derived_from=sid)
                         injected_docs.append(doc)
                         injected["I"].append(doc.id)
@@ -219,7 +236,7 @@ async def abuild_polluted_kb(
                 text, n_words = limit_words(poison, TYPE2_MAX_WORDS)
                 injected["II"] = []
                 if text:
-                    doc = KBDocument(id=f"{r.id}|II", text=text, origin="II", question_id=r.id)
+                    doc = KBDocument(id=f"{r.id}|II", title=title, text=text, origin="II", question_id=r.id)
                     injected_docs.append(doc)
                     injected["II"].append(doc.id)
                     if n_words > TYPE2_MAX_WORDS:
@@ -227,7 +244,7 @@ async def abuild_polluted_kb(
                 else:
                     failures["II"] = "empty reply"
             if "III" in types:
-                doc = KBDocument(id=f"{r.id}|III", origin="III", question_id=r.id,
+                doc = KBDocument(id=f"{r.id}|III", title=title, origin="III", question_id=r.id,
                                  text=TYPE3_TEMPLATE.format(question=r.question, subcontent=sub))
                 injected_docs.append(doc)
                 injected["III"] = [doc.id]
@@ -278,9 +295,12 @@ def build_report(kb: PollutedKB) -> dict[str, Any]:
     ``target_rejected`` counts the replies whose target was too close to the
     gold answer, by reason (``same as`` / ``part of`` / ``contains`` the gold
     answer, see :func:`.parse.parse_target`); ``target_failed`` the other
-    target failures (no phrase, too long, empty reply)."""
+    target failures (no phrase, a preamble, not of the gold's kind, too long,
+    empty reply), counted by kind in ``target_failed_reasons``. A failed
+    target injects nothing."""
     rejected = {r: 0 for r in TARGET_REJECTIONS}
     failed = 0
+    reasons: dict[str, int] = {}
     for q in kb.questions:
         reason = q.failures.get("target")
         if reason is None:
@@ -290,11 +310,14 @@ def build_report(kb: PollutedKB) -> dict[str, Any]:
             rejected[kind] += 1
         else:
             failed += 1
+            why = re.sub(r",? (?:un)?like the gold answer .*| \(\d+ words\)$", "", reason)
+            reasons[why] = reasons.get(why, 0) + 1
     injected = sum(1 for d in kb.documents if d.origin != "clean")
     return {"clean_documents": len(kb.documents) - injected, "injected_documents": injected,
             "questions": len(kb.questions),
             "with_target": sum(1 for q in kb.questions if q.target is not None),
-            "target_rejected": rejected, "target_failed": failed}
+            "target_rejected": rejected, "target_failed": failed,
+            "target_failed_reasons": dict(sorted(reasons.items()))}
 
 
 def build_polluted_kb(source: str | Path, model: Any, **options: Any) -> PollutedKB:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from conflict_eval.compose import declares_metric
 from conflict_eval.records import ConflictQA, build_dataset
 
 from .kb import check_pollution, load_kb
@@ -18,6 +19,7 @@ from .kb import check_pollution, load_kb
 logger = logging.getLogger(__name__)
 
 
+@declares_metric("yes_no_accuracy", "knowledge_recall")
 def polluted_kb(
     path: str | None = None,
     pollution: str = "all",

@@ -141,15 +141,91 @@ def parse_yes_no(reply: str) -> Parsed:
     return Parsed.fail("ambiguous: both yes and no")
 
 
-_QUOTED_RE = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”")
+_QUOTED_RE = re.compile(
+    r"\"([^\"\n]{1,200})\""                   # "X"
+    r"|“([^”\n]{1,200})”"                     # “X”
+    r"|‘([^’\n]{1,200})’"                     # ‘X’
+    r"|(?<![\w'])'([^'\n]{1,200})'(?![\w'])"  # 'X', never the apostrophe of "Here's"
+)
+_EMPHASIS_RE = re.compile(r"\*\*([^*\n]{1,200})\*\*|__([^_\n]{1,200})__|`([^`\n]{1,200})`")
+_FENCE_RE = re.compile(r"^[ \t]*```[^\n]*$", re.MULTILINE)
+_PREAMBLE_WORDS = (
+    r"sure|certainly|of course|absolutely|okay|ok|alright|great|no problem|here you go"
+    r"|here(?:'s|’s| is| are)|how about|what about|maybe|perhaps|try|consider"
+    r"|i(?: would| could| might|'d|’d)? (?:suggest|say|propose|go with|recommend|use)"
+    r"|(?:an?|one|the|my|another) (?:\w+ ){0,3}?(?:alternative|option|suggestion|phrase|word|answer|example|choice|possibility|one)"
+    r"|alternative|suggestion|answer|phrase|word|option|target|replacement"
+)
+#: The opening of a chatty reply that is not the phrase itself: "Sure, here is
+#: one:", "Certainly! Here's an alternative:", "How about X?", "Alternative: X".
+_PREAMBLE_RE = re.compile(rf"^(?:{_PREAMBLE_WORDS})\b", re.IGNORECASE)
+_ASK_RE = re.compile(r"^(?:how about|what about|maybe|perhaps|try|consider"
+                     r"|i(?: would| could| might|'d|’d)? (?:suggest|say|propose|go with|recommend|use))\s+(.+)$",
+                     re.IGNORECASE)
+_CLAUSE_BREAK_RE = re.compile(r"(?<=[.!?])\s+|,\s+(?=(?:here|how|what|maybe|perhaps|i|try)\b)", re.IGNORECASE)
+_YEAR_RE = re.compile(r"^(?:1\d{3}|20\d{2})$")
+_NUMBER_RE = re.compile(r"^[-+]?\d[\d,]*(?:\.\d+)?$")
 _TARGET_MAX_WORDS = 10
 
 
 def _strip_phrase(text: str) -> str:
     text = text.strip().strip("*_`#>").strip()
     text = re.sub(r"^(?:[-•]|\d+[.)])\s+", "", text)
-    text = text.strip().strip("\"'“”‘’").strip()
-    return text.rstrip(".!;:,").strip()
+    text = text.strip().strip("*_`").strip().strip("\"'“”‘’").strip()
+    return text.rstrip(".!;:,?").strip().strip("*_`\"'“”‘’").strip()
+
+
+def _line_phrase(line: str) -> str | None:
+    """The phrase one line offers, without its preamble: "Here's a different
+    phrase: Head of State" -> "Head of State", "Sure, how about X?" -> "X";
+    None for a line that is only a preamble ("Certainly! Here's an alternative:",
+    "Sure!")."""
+    clauses = [c for c in _CLAUSE_BREAK_RE.split(line.strip()) if c.strip()]
+    while clauses:
+        clause = clauses[0].strip()
+        head, colon, tail = clause.partition(":")
+        if colon and _PREAMBLE_RE.match(_strip_phrase(head) + " ") or (colon and not head.strip()):
+            if tail.strip():
+                return _strip_phrase(" ".join([tail, *clauses[1:]]))
+            clauses = clauses[1:]
+            continue
+        ask = _ASK_RE.match(_strip_phrase(clause))
+        if ask:
+            return _strip_phrase(ask.group(1))
+        if len(clauses) > 1 and _PREAMBLE_RE.match(_strip_phrase(clause)):
+            clauses = clauses[1:]  # "Sure!" / "Certainly." before the phrase
+            continue
+        stripped = _strip_phrase(" ".join(clauses))
+        return stripped if stripped and not re.fullmatch(rf"(?:{_PREAMBLE_WORDS})\W*", stripped, re.I) else None
+    return None
+
+
+def type_mismatch(target: str, answers: list[str]) -> str | None:
+    """Why ``target`` is not an answer of the same kind as the gold, or None.
+
+    A year for a year, a number for a number, digits (a date) for digits,
+    yes/no for yes/no; and never a preamble, markup or a sentence ("Sure, here
+    is one: **2004" is no answer; ": " only where a gold answer has a colon). Ours: the paper asks for "a word or phrase
+    different from" the answer (Figure 3) and shows no check.
+
+    >>> type_mismatch("2004", ["1999"]) is None, type_mismatch("the nineties", ["1999"])
+    (True, "not a year like the gold answer '1999'")
+    """
+    golds = [a.strip() for a in answers if isinstance(a, str) and a.strip()]
+    if _PREAMBLE_RE.match(target) and not any(_PREAMBLE_RE.match(a) for a in golds):
+        return "a preamble, not a word or phrase"
+    if re.search(r"[*`#?!]", target) or (": " in target and not any(":" in a for a in golds)):
+        return "markup or a sentence, not a word or phrase"
+    for a in golds:
+        if _YEAR_RE.match(a) and not _YEAR_RE.match(target):
+            return f"not a year like the gold answer {a!r}"
+        if _NUMBER_RE.match(a) and not _NUMBER_RE.match(target):
+            return f"not a number like the gold answer {a!r}"
+        if a.lower() in ("yes", "no") and target.lower() not in ("yes", "no"):
+            return f"not yes/no like the gold answer {a!r}"
+        if re.search(r"\d", a) and not re.search(r"\d", target):
+            return f"no digits, unlike the gold answer {a!r}"
+    return None
 
 
 _TARGET_MAX_CHARS = 10_000
@@ -176,16 +252,26 @@ def _overlap(target: str, gold: str) -> str | None:
 def parse_target(reply: str, answers: list[str]) -> Parsed:
     """The misinformation target (``<subcontent>``) from the model's reply.
 
-    Rules (ours; the paper only gives the prompt): the first quoted phrase
-    that is not too close to a gold answer, else the first non-empty line with
-    list markers, markup, quotes and final punctuation removed. The result must
-    be at most 10 words and, after SQuAD normalisation (lower case, no
-    punctuation or articles, white space collapsed), must neither equal a gold
-    answer, nor be a substring of one at word boundaries ("Greenwich" for "Greenwich Village, New
-    York City" would leave the answer standing), nor contain one ("Paris, Texas"
-    for "Paris" would keep the gold answer in every polluted text); otherwise
-    the reply is a failure with the reason. Total: never raises; input beyond
-    10,000 characters is ignored.
+    Rules (ours; the paper only gives the prompt), read the way the other
+    parsers read replies: code fences are dropped, then the candidate is
+
+    1. the first quoted phrase (``"X"``, ``“X”``, ``'X'``, ``‘X’``) not too
+       close to a gold answer, else
+    2. the first emphasised phrase (``**X**``, ``__X__``, `` `X` ``) not too
+       close to a gold answer, else
+    3. the first line that is not only a preamble, with a leading preamble
+       removed ("Here's a different phrase: X", "How about X?") and list
+       markers, markup, quotes and final punctuation stripped.
+
+    The result must be at most 10 words, of the gold's kind
+    (:func:`type_mismatch`: a year for a year, no preamble, no markup) and,
+    after SQuAD normalisation (lower case, no punctuation or articles, white
+    space collapsed), must neither equal a gold answer, nor be a substring of
+    one at word boundaries ("Greenwich" for "Greenwich Village, New York City"
+    would leave the answer standing), nor contain one ("Paris, Texas" for
+    "Paris" would keep the gold answer in every polluted text); otherwise the
+    reply is a failure with the reason and nothing is injected. Total: never
+    raises; input beyond 10,000 characters is ignored.
 
     >>> parse_target('Sure! "Harry Potter"', ["Animorphs"]).value
     'Harry Potter'
@@ -195,10 +281,14 @@ def parse_target(reply: str, answers: list[str]) -> Parsed:
     "same as the gold answer 'Animorphs'"
     >>> parse_target("Greenwich", ["Greenwich Village, New York City"]).reason
     "part of the gold answer 'Greenwich Village, New York City'"
+    >>> parse_target("Sure, here is one: **2004**", ["1999"]).value
+    '2004'
+    >>> parse_target("Here's a different phrase: Head of State", ["Ambassador"]).value
+    'Head of State'
     """
     if not isinstance(reply, str) or not reply.strip():
         return Parsed.fail("empty reply")
-    reply = reply[:_TARGET_MAX_CHARS]
+    reply = _FENCE_RE.sub("", reply[:_TARGET_MAX_CHARS])
     gold = {}
     for a in answers if isinstance(answers, (list, tuple)) else []:
         if isinstance(a, str) and normalize_squad(a):
@@ -213,14 +303,19 @@ def parse_target(reply: str, answers: list[str]) -> Parsed:
         return None
 
     candidate = None
-    for m in _QUOTED_RE.finditer(reply):
-        text = _strip_phrase(m.group(1) or m.group(2))
-        if text and normalize_squad(text) and too_close(text) is None:
-            candidate = text
+    for pattern in (_QUOTED_RE, _EMPHASIS_RE):
+        for m in pattern.finditer(reply):
+            text = _strip_phrase(next(g for g in m.groups() if g is not None))
+            if text and normalize_squad(text) and too_close(text) is None:
+                candidate = text
+                break
+        if candidate is not None:
             break
     if candidate is None:
-        first = next((line for line in reply.splitlines() if line.strip()), "")
-        candidate = _strip_phrase(first)
+        for line in reply.splitlines():
+            if line.strip() and (phrase := _line_phrase(line)) is not None:
+                candidate = phrase
+                break
     if not candidate or not normalize_squad(candidate):
         return Parsed.fail("no word or phrase found")
     n_words = len(candidate.split())
@@ -229,6 +324,9 @@ def parse_target(reply: str, answers: list[str]) -> Parsed:
     reason = too_close(candidate)
     if reason:
         return Parsed.fail(reason)
+    golds = [a for a in (answers if isinstance(answers, (list, tuple)) else []) if isinstance(a, str)]
+    if (mismatch := type_mismatch(candidate, golds)) is not None:
+        return Parsed.fail(mismatch)
     return Parsed(candidate, True)
 
 

@@ -37,6 +37,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from conflict_eval.compose import declares_metric
+from conflict_eval.text_metrics import normalize_squad
 from conflict_eval.records import (
     ENCODING,
     BadField,
@@ -172,8 +174,25 @@ class _Validated:
 # KRE (ECQA, e-CARE)
 
 
+def _option_key(text: str) -> str:
+    """Option text as compared for duplicates: SQuAD-normalised ("Desert.." = "desert")."""
+    return normalize_squad(text)
+
+
 def kre_items(name: str, rows, *, file: str | None = None) -> list[UserNeedItem]:
+    """KRE rows as grid items. A row whose gold option *text* equals its
+    misleading option text (after SQuAD normalisation: a held-out ECQA row has
+    "indestructible" as both) has no conflict, since its conflict cells would
+    equal its matching cells; it is skipped and counted in the log, as
+    DisentQA's loader skips the same case. Options are shown without their
+    final full stop (e-CARE options are sentences, "… desert." would read
+    "desert.." once the list is closed)."""
+    skipped = {"whose misleading option text equals the gold option text": 0}
+    n_rows = 0
+
     def convert(row: Row):
+        nonlocal n_rows
+        n_rows += 1
         rid = f"{name}-{_index(row['__locator'])}"
         question = row.text("question")
         choices = row.list("choices")
@@ -189,7 +208,10 @@ def kre_items(name: str, rows, *, file: str | None = None) -> list[UserNeedItem]
             raise BadField("negative_answer", f"{negative!r} is not option {cand} ({choices[letters.index(cand)]!r})")
         if gold == cand:
             raise BadField("candidate", "misleading option equals the gold option")
-        options = "; ".join(c.strip() for c in choices)
+        if _option_key(choices[letters.index(gold)]) == _option_key(negative):
+            skipped["whose misleading option text equals the gold option text"] += 1
+            return None
+        options = "; ".join(c.strip().rstrip(".").rstrip() for c in choices)
         return [UserNeedItem(
             id=rid,
             question=f"{question.strip()} Options: {options}.",
@@ -201,7 +223,9 @@ def kre_items(name: str, rows, *, file: str | None = None) -> list[UserNeedItem]
             extra={"options": [c.strip() for c in choices]},
         )]
 
-    return convert_rows(f"user_needs_{name}", _with_locator(rows), convert, file=file, id_field=None)  # type: ignore[return-value]
+    items = convert_rows(f"user_needs_{name}", _with_locator(rows), convert, file=file, id_field=None)
+    _log_skipped(f"user_needs_{name}", file, n_rows, skipped)
+    return items  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------
@@ -383,6 +407,7 @@ def _grid_doc(fn):
 
 
 @_grid_doc
+@declares_metric("user_need_accuracy")
 def user_needs_hotpotqa(path: str | None = None, user_need: str | None = None, setting: str | None = None,
                         n_contexts: str = "1,2,4,8", max_context_tokens: int | None = DEFAULT_MAX_CONTEXT_TOKENS,
                         limit: int | None = None, seed: int = 0, distractors: str | None = None):
@@ -407,6 +432,7 @@ def _kre(name: str, path, **grid):
 
 
 @_grid_doc
+@declares_metric("user_need_accuracy")
 def user_needs_kre_ecqa(path: str | None = None, user_need: str | None = None, setting: str | None = None,
                         n_contexts: str = "1,2,4,8", max_context_tokens: int | None = DEFAULT_MAX_CONTEXT_TOKENS,
                         limit: int | None = None, seed: int = 0, distractors: str | None = None):
@@ -416,6 +442,7 @@ def user_needs_kre_ecqa(path: str | None = None, user_need: str | None = None, s
 
 
 @_grid_doc
+@declares_metric("user_need_accuracy")
 def user_needs_kre_ecare(path: str | None = None, user_need: str | None = None, setting: str | None = None,
                          n_contexts: str = "1,2,4,8", max_context_tokens: int | None = DEFAULT_MAX_CONTEXT_TOKENS,
                          limit: int | None = None, seed: int = 0, distractors: str | None = None):
@@ -425,6 +452,7 @@ def user_needs_kre_ecare(path: str | None = None, user_need: str | None = None, 
 
 
 @_grid_doc
+@declares_metric("user_need_accuracy")
 def user_needs_disentqa(path: str | None = None, user_need: str | None = None, setting: str | None = None,
                         n_contexts: str = "1,2,4,8", max_context_tokens: int | None = DEFAULT_MAX_CONTEXT_TOKENS,
                         limit: int | None = None, seed: int = 0, distractors: str | None = None):
@@ -442,6 +470,7 @@ def user_needs_disentqa(path: str | None = None, user_need: str | None = None, s
 
 
 @_grid_doc
+@declares_metric("user_need_accuracy")
 def user_needs_uraq(path: str | None = None, user_need: str | None = None, setting: str | None = None,
                     n_contexts: str = "1,2,4,8", max_context_tokens: int | None = DEFAULT_MAX_CONTEXT_TOKENS,
                     limit: int | None = None, seed: int = 0, distractors: str | None = None):

@@ -40,6 +40,8 @@ def conflict_exposure(
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
     scorers = ["yes_no_accuracy", "knowledge_recall"]
+    if method == "conflict_exposure" and str(options.get("exposure", True)).lower() not in ("false", "0"):
+        scorers.append("triplet_parsing")  # the rejected-item rate of the extraction replies
     task = compose_task(method, "polluted_kb", scorers, path=path, pollution=pollution,
                         name=f"conflict_exposure_{method}_{pollution}", **options)
     task.metadata = {**(task.metadata or {}),

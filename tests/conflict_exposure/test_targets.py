@@ -62,7 +62,8 @@ def test_build_report_counts_rejections(small_source):
     assert kb.questions[1].failures == {"target": "part of the gold answer 'Greenwich Village, New York City'"}
     assert build_report(kb) == {
         "clean_documents": 40, "injected_documents": 1, "questions": 4, "with_target": 1,
-        "target_rejected": {"same as": 1, "part of": 1, "contains": 1}, "target_failed": 0}
+        "target_rejected": {"same as": 1, "part of": 1, "contains": 1}, "target_failed": 0,
+        "target_failed_reasons": {}}
 
 
 def test_cli_prints_the_rejections(small_source, tmp_path, capsys, monkeypatch):
