@@ -341,7 +341,7 @@ class Executor:
             if answer.unknown:
                 raise OperatorFailure("the operator answered Unknown / an empty list")
             return answer, rec
-        except Exception as exc:  # OperatorFailure, or any retrieval error (OSError, SourceError, ...)
+        except OperatorFailure as exc:  # model and retrieval errors propagate (the sample errors)
             rec["failure"] = f"{type(exc).__name__}: {exc}"
             rec["fallback"] = "direct_rag"
             # the Direct-RAG question is rebuilt from the node's original text

@@ -171,6 +171,34 @@ def _finish(state: TaskState, model, prediction: str) -> None:
     state.messages.append(state.output.message)
 
 
+async def _plan_and_run(ex: Executor, store: AtomRStore, record: ConflictQA, prompt: str,
+                        plan: Any, budgets: Budgets):
+    """Plan (or replay ``plan``), parse, execute; Direct RAG on the root when the plan is not a tree."""
+    if plan is not None:
+        store.plan_source = "replayed"
+        store.plan_reply = plan if isinstance(plan, str) else json.dumps(plan, ensure_ascii=False)
+    else:
+        plan = store.plan_reply = await ex.llm("planning", prompt, budgets.tree, budgets.tree_retry)
+    tree, error = try_parse_tree(plan)
+    if tree is None:
+        store.plan_error = error
+        store.planner_fallback = True
+        ex.parse_failures["planning"] += 1
+        transcript().info({"planning_failed": error, "fallback": "direct_rag on the root"})
+        answer, rec = await ex.direct_rag(record.question)
+        ex.records.append({"index": 0, "question": record.question, "kind": "direct_rag_root",
+                           **rec, "final_answer": answer.answers})
+        return answer
+    store.tree_format = tree.format
+    store.tree_warnings = tree.warnings + ([tree.repaired] if tree.repaired else [])
+    try:
+        return await ex.run(tree)
+    finally:
+        store.degraded = ex.degraded
+        if ex.degraded:
+            ex.parse_failures["degraded_nodes"] = len(ex.degraded)
+
+
 @solver
 def atomr(
     sources: str = "text",
@@ -226,33 +254,14 @@ def atomr(
         prompt = prompts.TREE_TEMPLATE.format(question=record.question, examples=shots)
         state.messages = [ChatMessageUser(content=prompt)]
         key = _question_key(record.question)
-        if key in replay:
-            store.plan_source = "replayed"
-            plan = replay[key]
-            store.plan_reply = plan if isinstance(plan, str) else json.dumps(plan, ensure_ascii=False)
-        else:
-            plan = store.plan_reply = await ex.llm("planning", prompt, budgets.tree, budgets.tree_retry)
-        tree, error = try_parse_tree(plan)
-        if tree is None:
-            store.plan_error = error
-            store.planner_fallback = True
-            ex.parse_failures["planning"] += 1
-            transcript().info({"planning_failed": error, "fallback": "direct_rag on the root"})
-            answer, rec = await ex.direct_rag(record.question)
-            ex.records.append({"index": 0, "question": record.question, "kind": "direct_rag_root",
-                               **rec, "final_answer": answer.answers})
-        else:
-            store.tree_format = tree.format
-            store.tree_warnings = tree.warnings + ([tree.repaired] if tree.repaired else [])
-            answer = await ex.run(tree)
-            store.degraded = ex.degraded
-            if ex.degraded:
-                ex.parse_failures["degraded_nodes"] += len(ex.degraded)
-        store.retrieval_errors = ex.retrieval_errors
-        store.tree = ex.records
-        store.llm_calls = dict(ex.llm_calls)
-        store.retriever_calls = {n: ex.retriever_calls.get(n, 0) for n in names}
-        store.parse_failures = dict(ex.parse_failures)
+        try:
+            answer = await _plan_and_run(ex, store, record, prompt, replay.get(key), budgets)
+        finally:  # also when a model or retrieval error fails the sample: the log shows how far it got
+            store.retrieval_errors = ex.retrieval_errors
+            store.tree = ex.records
+            store.llm_calls = dict(ex.llm_calls)
+            store.retriever_calls = {n: ex.retriever_calls.get(n, 0) for n in names}
+            store.parse_failures = dict(ex.parse_failures)
         store.answer_list = answer.answers
         store.paraphrase = answer.paraphrase
         transcript().info({"tree": ex.records, "plan_source": store.plan_source, "degraded": store.degraded,

@@ -1,0 +1,70 @@
+"""Faults that must never become scored answers (issue: model errors, dead search servers).
+
+* a model error on an operator call propagates to Inspect: the sample errors,
+  or is retried with ``retry_on_error``; it is never answered by the
+  Direct-RAG fallback;
+* a knowledge source that fails (a search server that is down) is counted,
+  recorded, and fails the sample; the run does not end "success" with
+  samples scored without the knowledge it was configured to use.
+"""
+
+import json
+
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import get_model
+
+from conflict_eval.testing import scripted_output
+
+TREE = json.dumps({"Q?": 'Search("Animorphs", "book series")'})
+
+
+def ans(*items):
+    return f"So the answer is: (1) Paraphrase Answer: {', '.join(items)}; (2) Answer List: {json.dumps(list(items))}"
+
+
+def failing_model(fail_on: set[int], error=RuntimeError("malformed body: 'choices' is empty")):
+    """A scripted model whose calls number ``fail_on`` (1-based, counted over the
+    whole eval) raise ``error``; every call's prompt is recorded."""
+    calls: list[str] = []
+
+    def outputs(input, tools, tool_choice, config):
+        calls.append(input[-1].text)
+        if len(calls) in fail_on:
+            raise error
+        if "Decomposition Tree:" in input[-1].text:
+            return scripted_output(TREE)
+        return scripted_output(ans("Animorphs"))
+
+    return get_model("mockllm/model", custom_outputs=outputs, memoize=False), calls
+
+
+def run(model, shared_data, log_dir, **kwargs):
+    [log] = inspect_eval("conflict_eval/atomr", task_args={
+        "dataset": "hotpotqa", "path": str(shared_data / "hotpotqa_ircot" / "sample.jsonl")},
+        model=model, limit=1, log_dir=log_dir, display="none", **kwargs)
+    return log
+
+
+def test_operator_model_error_errors_the_sample_and_is_never_answered_by_the_fallback(shared_data, log_dir):
+    model, calls = failing_model({2})  # 1: the plan (valid), 2: the Search operator raises
+    log = run(model, shared_data, log_dir)
+    assert log.status == "error"
+    assert "choices' is empty" in log.error.message
+    assert len(calls) == 2  # no Direct-RAG call after the error
+    [sample] = log.samples
+    assert sample.error is not None and not sample.scores
+    assert sample.store["AtomRStore:llm_calls"] == {"planning": 1, "search": 1}
+
+
+def test_operator_model_error_is_retried_by_inspect(shared_data, log_dir):
+    model, calls = failing_model({2})
+    log = run(model, shared_data, log_dir, retry_on_error=1)
+    assert log.status == "success", log.error
+    [sample] = log.samples
+    assert len(sample.error_retries) == 1 and "choices' is empty" in sample.error_retries[0].message
+    # the retry ran the whole sample again: plan, Search; no fallback anywhere
+    assert len(calls) == 4 and "Decomposition Tree:" in calls[2]
+    store = sample.store
+    assert store["AtomRStore:llm_calls"] == {"planning": 1, "search": 1}
+    assert "fallback" not in store["AtomRStore:tree"][0]
+    assert sample.scores["atomr_qa"].value["em"] == 1.0
