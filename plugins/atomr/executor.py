@@ -7,10 +7,13 @@
   passages per selected source with the operator's query, then the operator
   prompt (Figures 8-10, 256 tokens, retried with 512 when truncated). An
   operator *failure* (unparseable reply, an empty or ``Unknown`` answer, a
-  retrieval error of any kind, a reference to a node with no answer, a
-  Filter whose input is empty or with no entity left) falls back to Direct
-  RAG on the node's question, rebuilt from its original text, with the
-  knowledge already retrieved (line 10). A nested call
+  reference to a node with no answer, a Filter whose input is empty or with
+  no entity left) falls back to Direct RAG on the node's question, rebuilt
+  from its original text, with the knowledge already retrieved (line 10).
+  Nothing else is caught: a model error (a malformed API body, empty
+  ``choices``) propagates to Inspect, which retries the sample
+  (``--retry-on-error``) or marks it errored; it is never answered by the
+  fallback. A nested call
   ``Filter(Relate(...), ...)`` was lifted by the parser into a child node,
   which runs first (post-order).
 * **sibling leaf** ([END] / [SIB] / [DR] / free text with references;
