@@ -23,8 +23,7 @@
   reference): Direct RAG on its question; listed in :attr:`Executor.degraded`.
 * **parent node** (lines 16-22): child answer reasoning (Figure 11); when
   the answer is ``Unknown`` (or unparseable), Direct RAG: source selection,
-  retrieval with the node's question, Figure 9 prompt (a retrieval error
-  there is recorded and the prompt gets no passages). Sibling leaves get
+  retrieval with the node's question, Figure 9 prompt. Sibling leaves get
   the same fallback.
 
 References ``[i]`` resolve to the node labelled ``i`` answered most
@@ -68,6 +67,13 @@ from .parse import _REF, Answer, Node, Ref, Tree, parse_answer, parse_sources, r
 
 class OperatorFailure(Exception):
     """An atomic operator could not produce an answer (the reason is the message)."""
+
+
+class RetrievalError(RuntimeError):
+    """A configured knowledge source failed (a search server down, a bad reply).
+
+    Not an operator failure: it fails the sample, so Inspect retries it
+    (``--retry-on-error``) or marks it errored, and the count is in the store."""
 
 
 def overlap_coefficient(query: str, passage: str) -> float:
@@ -152,11 +158,28 @@ class Executor:
         return chosen, reply
 
     def retrieve(self, query: str, sources: list[str]) -> dict[str, list]:
+        """Top-k hits per source; a source that fails is counted in
+        :attr:`retrieval_errors` and raises :class:`RetrievalError`, which
+        fails the sample (no answer is made without the configured knowledge)."""
         hits = {}
         for name in sources:
             self.retriever_calls[name] += 1
-            hits[name] = self.sources[name].search(query, self.k)
+            try:
+                hits[name] = self.sources[name].search(query, self.k)
+            except Exception as exc:
+                raise self._retrieval_error(name, query, exc) from exc
         return hits
+
+    def _retrieval_error(self, name: str, query: str, exc: BaseException) -> RetrievalError:
+        self.retrieval_errors += 1
+        describe = getattr(self.sources[name], "describe", None)
+        try:
+            where = describe() if describe else {}
+        except Exception:  # describing must not hide the real error
+            where = {}
+        server = where.get("endpoint") or where.get("corpus") or type(self.sources[name]).__name__
+        return RetrievalError(f"knowledge source {name!r} ({server}) failed on query {query[:200]!r}: "
+                              f"{type(exc).__name__}: {exc}")
 
     def format_knowledge(self, hits: dict[str, list]) -> str:
         parts = []
@@ -182,12 +205,7 @@ class Executor:
         if hits is None:
             chosen, sel_reply = await self.select_sources(question)
             rec.update(sources=chosen, selection_reply=sel_reply, query=question)
-            try:
-                hits = self.retrieve(question, chosen)
-            except Exception as exc:  # a source failed: answer without retrieved knowledge, recorded
-                rec["retrieval_error"] = f"{type(exc).__name__}: {exc}"
-                self.retrieval_errors += 1
-                hits = {}
+            hits = self.retrieve(question, chosen)
             rec["passages"] = _hits_json(hits)
         answer, reply = await self.answer_with("direct_rag", prompts.DIRECT_RAG_TEMPLATE, question,
                                                knowledge=self.format_knowledge(hits))

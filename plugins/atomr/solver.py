@@ -55,6 +55,7 @@ class AtomRStore(StoreModel):
     degraded: list[dict[str, Any]] = Field(default_factory=list)
     """Nodes answered by Direct RAG because they could not run as planned (with the reason)."""
     retrieval_errors: int = 0
+    """Knowledge-source failures; one fails the sample (see ``executor.RetrievalError``)."""
     tree: list[dict[str, Any]] = Field(default_factory=list)
     """Node records in post-order (operator, sources, passages, reply, answer)."""
     llm_calls: dict[str, int] = Field(default_factory=dict)
@@ -309,6 +310,7 @@ def parse_closed_book(reply: str, style: str) -> str | None:
 
 class BaselineStore(StoreModel):
     reply: str = ""
+    retrieval_errors: int = 0
     parse_error: str | None = None
     retriever_calls: dict[str, int] = Field(default_factory=dict)
     passages: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
@@ -372,16 +374,19 @@ def atomr_standard_rag(
         srcs = build_sources(names, record, text_corpus=text_corpus, kg_triples=kg_triples,
                              web_pages=web_pages, web_api=web_api, retriever=retriever)
         ex = Executor(model, srcs, k=k)
-        hits = ex.retrieve(record.question, names)
+        store = state.store_as(BaselineStore)
+        try:
+            hits = ex.retrieve(record.question, names)
+        finally:
+            store.retrieval_errors = ex.retrieval_errors
+            store.retriever_calls = dict(ex.retriever_calls)
         prompt = prompts.DIRECT_RAG_TEMPLATE.format(question=record.question,
                                                     knowledge=ex.format_knowledge(hits))
         state.messages = [ChatMessageUser(content=prompt)]
         cap = max_tokens_cap(model)
         budget = max_tokens if cap is None else max(1, min(max_tokens, cap))
         out = await model.generate(prompt, config=GenerateConfig(max_tokens=budget))
-        store = state.store_as(BaselineStore)
         store.reply = out.completion
-        store.retriever_calls = dict(ex.retriever_calls)
         store.passages = {s: [{"id": h.id, "title": h.title, "text": h.text} for h in hs]
                           for s, hs in hits.items()}
         answer = parse_answer(out.completion)

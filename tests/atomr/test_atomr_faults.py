@@ -68,3 +68,43 @@ def test_operator_model_error_is_retried_by_inspect(shared_data, log_dir):
     assert store["AtomRStore:llm_calls"] == {"planning": 1, "search": 1}
     assert "fallback" not in store["AtomRStore:tree"][0]
     assert sample.scores["atomr_qa"].value["em"] == 1.0
+
+
+def dead_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_dead_search_server_fails_every_sample_and_counts_the_errors(shared_data, log_dir, monkeypatch):
+    monkeypatch.setenv("CONFLICT_EVAL_HTTP_RETRIES", "0")
+    port = dead_port()
+    model, calls = failing_model(set())
+    [log] = inspect_eval("conflict_eval/atomr", task_args={
+        "dataset": "hotpotqa", "path": str(shared_data / "hotpotqa_ircot" / "sample.jsonl"),
+        "text_corpus": f"colbert+http://127.0.0.1:{port}/api/search"},
+        model=model, limit=4, log_dir=log_dir, display="none", fail_on_error=False)
+    assert len(log.samples) == 4
+    for sample in log.samples:
+        assert not sample.scores  # nothing answered without the configured knowledge
+        assert f"knowledge source 'text' (http://127.0.0.1:{port}/api/search) failed" in sample.error.message
+        assert "ConnectError" in sample.error.message
+        assert sample.store["AtomRStore:retrieval_errors"] == 1
+        assert sample.store["AtomRStore:llm_calls"] == {"planning": 1}  # no operator, no fallback
+    assert not any("Please answer" in c or "Using the retrieved" in c for c in calls)
+    assert log.results is None or log.results.completed_samples == 0
+
+
+def test_a_dead_search_server_ends_the_run_in_error_by_default(shared_data, log_dir, monkeypatch):
+    monkeypatch.setenv("CONFLICT_EVAL_HTTP_RETRIES", "0")
+    port = dead_port()
+    [log] = inspect_eval("conflict_eval/atomr", task_args={
+        "dataset": "hotpotqa", "path": str(shared_data / "hotpotqa_ircot" / "sample.jsonl"),
+        "method": "atomr_standard_rag", "text_corpus": f"colbert+http://127.0.0.1:{port}/api/search"},
+        model=failing_model(set())[0], limit=2, log_dir=log_dir, display="none")
+    assert log.status == "error"
+    assert "knowledge source 'text'" in log.error.message
+    assert all(s.store.get("BaselineStore:retrieval_errors") == 1 for s in log.samples or [])
