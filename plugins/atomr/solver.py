@@ -65,10 +65,29 @@ class AtomRStore(StoreModel):
     paraphrase: str = ""
 
 
-def _check_sources(sources: str) -> list[str]:
+def as_names(value: str | list | tuple | None, option: str) -> list[str]:
+    """A multi-valued option as a list: ``"text,kg"`` (Python, ``-T`` with
+    quotes) or ``["text", "kg"]`` (Inspect's CLI turns ``-T sources=text,kg``
+    into a list). Blank items are dropped; ``None`` is ``[]``.
+
+    >>> as_names("text, kg", "sources"), as_names(["text", "kg"], "sources")
+    (['text', 'kg'], ['text', 'kg'])
+    """
+    if value is None:
+        return []
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        items = [part for v in value for part in v.split(",")]
+    else:
+        raise ValueError(f"{option}={value!r}: expected comma-separated names or a list of names")
+    return [x.strip() for x in items if x.strip()]
+
+
+def _check_sources(sources: str | list[str]) -> list[str]:
     from conflict_eval.plugins_manager import components
 
-    names = [s.strip() for s in sources.split(",") if s.strip()]
+    names = as_names(sources, "sources")
     known = components()["source"]
     bad = [n for n in names if n not in known]
     if not names or bad:
@@ -202,7 +221,7 @@ async def _plan_and_run(ex: Executor, store: AtomRStore, record: ConflictQA, pro
 
 @solver
 def atomr(
-    sources: str = "text",
+    sources: str | list[str] = "text",
     examples: str = "hotpotqa",
     k: int = 3,
     threshold: float = 0.5,
@@ -221,8 +240,8 @@ def atomr(
     """AtomR: atomic reasoning tree planning and post-order execution.
 
     Args:
-        sources: comma-separated knowledge sources (``text``, ``kg``, ``web``);
-            Table 4's ablation is e.g. ``sources=text,web``.
+        sources: knowledge sources (``text``, ``kg``, ``web``), comma-separated
+            or a list; Table 4's ablation is e.g. ``-T sources=text,web``.
         examples: which few-shot tree examples to show (``hotpotqa``, ``2wiki``,
             ``musique``, ``crag``, ``blendqa``).
         k: passages per source and query (top 3 in the paper).
@@ -352,7 +371,7 @@ def atomr_cot(max_tokens: int = 256) -> Solver:
 
 @solver
 def atomr_standard_rag(
-    sources: str = "text",
+    sources: str | list[str] = "text",
     k: int = 3,
     retriever: str = "bm25",
     text_corpus: str | None = None,

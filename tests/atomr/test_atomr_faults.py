@@ -108,3 +108,48 @@ def test_a_dead_search_server_ends_the_run_in_error_by_default(shared_data, log_
     assert log.status == "error"
     assert "knowledge source 'text'" in log.error.message
     assert all(s.store.get("BaselineStore:retrieval_errors") == 1 for s in log.samples or [])
+
+
+# --------------------------------------------------------------------------
+# multi-valued options through `inspect eval` (its CLI turns a,b into a list)
+
+ANSWER_X = "'So the answer is: (1) Paraphrase Answer: X; (2) Answer List: [\"X\"]'"  # YAML-quoted for -M
+
+
+def inspect_cli(tmp_path, *args):
+    import subprocess
+    import sys
+
+    log_dir = tmp_path / "cli_logs"
+    ran = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "conflict_eval/atomr", *args,
+                          "--model", "scripted/x", "-M", f"reply={ANSWER_X}", "--log-dir", str(log_dir),
+                          "--display", "none", "--log-format", "json"],
+                         capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-3000:]
+    [log_file] = list(log_dir.glob("*.json"))
+    log = json.loads(log_file.read_text())
+    assert log["status"] == "success", log.get("error")
+    return log
+
+
+def test_cli_sources_and_category_lists(shared_data, tmp_path):
+    log = inspect_cli(tmp_path, "-T", "dataset=blendqa", "-T", f"path={shared_data / 'blendqa' / 'sample.jsonl'}",
+                      "-T", "sources=text,kg", "-T", "category=KG-Text,KG-Web", "--limit", "3")
+    assert log["eval"]["task_args"]["sources"] == ["text", "kg"]  # what Inspect made of it
+    assert log["eval"]["metadata"]["retrieval"]["source_names"] == ["text", "kg"]
+    for s in log["samples"]:
+        assert s["metadata"]["extra"]["category"] in ("KG-Text", "KG-Web")
+        assert s["store"]["AtomRStore:retriever_calls"] == {"text": 1, "kg": 1}
+        assert s["scores"]["atomr_qa"]["metadata"]["retrieval_errors"] == 0
+
+
+def test_cli_standard_rag_sources_and_corpus_lists(shared_data, tmp_path):
+    hotpot = shared_data / "hotpotqa_ircot" / "sample.jsonl"
+    musique = shared_data / "musique_hipporag" / "sample.jsonl"
+    log = inspect_cli(tmp_path, "-T", "dataset=blendqa", "-T", f"path={shared_data / 'blendqa' / 'sample.jsonl'}",
+                      "-T", "method=atomr_standard_rag", "-T", "sources=text,kg",
+                      "-T", f"text_corpus={hotpot},{musique}", "--limit", "1")
+    [s] = log["samples"]
+    assert s["store"]["BaselineStore:retriever_calls"] == {"text": 1, "kg": 1}
+    text = log["eval"]["metadata"]["retrieval"]["sources"]["text"]
+    assert text["corpus"] == f"{hotpot}, {musique}" and text["pooled_from_dataset"] is False
