@@ -140,10 +140,14 @@ def _load(dataset: str, path: str | None, convert_for, files: list[str] | None =
 
 
 def _finish(dataset: str, records, path, limit, shuffle, seed, category):
+    """``category``: one name, comma-separated names or a list (``-T category=2hop,3hop``)."""
     if category is not None:
-        records = [r for r in records if r.extra.get("category") == category]
+        from .solver import as_names
+
+        wanted = as_names(category, "category")
+        records = [r for r in records if r.extra.get("category") in wanted]
         if not records:
-            raise ValueError(f"atomr_{dataset}: no records with category {category!r}")
+            raise ValueError(f"atomr_{dataset}: no records with category {', '.join(wanted) or repr(category)}")
     return build_dataset(f"atomr_{dataset}", records, location=path, limit=limit, shuffle=shuffle, seed=seed)
 
 
@@ -153,12 +157,12 @@ def atomr_hotpotqa(path: str | None = None, limit: int | None = None, shuffle: b
     return _finish("hotpotqa", records, path, limit, shuffle, seed, None)
 
 
-def atomr_2wiki(path: str | None = None, category: str | None = None, limit: int | None = None,
+def atomr_2wiki(path: str | None = None, category: str | list[str] | None = None, limit: int | None = None,
                 shuffle: bool = False, seed: int = 0):
     """2WikiMultihopQA (AtomR's 500 test questions, or IRCoT format with contexts).
 
     Args:
-        category: keep one type (compositional, comparison, bridge_comparison, inference).
+        category: keep these types, comma-separated or a list (compositional, comparison, bridge_comparison, inference).
     """
     def convert_for(f):
         ircot = _ircot("atomr_2wiki", f)
@@ -183,12 +187,12 @@ def musique_hops(qid: str) -> str:
     return prefix[: prefix.index("hop") + 3]
 
 
-def atomr_musique(path: str | None = None, category: str | None = None, limit: int | None = None,
+def atomr_musique(path: str | None = None, category: str | list[str] | None = None, limit: int | None = None,
                   shuffle: bool = False, seed: int = 0):
     """MuSiQue (AtomR's 500 test questions, or official records with paragraphs).
 
     Args:
-        category: keep ``2hop``, ``3hop`` or ``4hop`` questions.
+        category: keep ``2hop``, ``3hop`` and/or ``4hop`` questions (comma-separated or a list).
     """
     def convert_for(f):
         def convert(row: Row) -> ConflictQA:
@@ -209,12 +213,13 @@ def atomr_musique(path: str | None = None, category: str | None = None, limit: i
     return _finish("musique", _load("musique", path, convert_for), path, limit, shuffle, seed, category)
 
 
-def atomr_crag(path: str | None = None, category: str | None = None, limit: int | None = None,
+def atomr_crag(path: str | None = None, category: str | list[str] | None = None, limit: int | None = None,
                shuffle: bool = False, seed: int = 0):
     """CRAG (AtomR's 500 static questions, or official records with search results).
 
     Args:
-        category: keep one ``question_type`` (simple, simple_w_condition, comparison, multi-hop, ...).
+        category: keep these ``question_type`` values, comma-separated or a list
+            (simple, simple_w_condition, comparison, multi-hop, ...).
     """
     def convert_for(f):
         def convert(row: Row) -> ConflictQA:
@@ -240,12 +245,12 @@ def atomr_crag(path: str | None = None, category: str | None = None, limit: int 
     return _finish("crag", _load("crag", path, convert_for), path, limit, shuffle, seed, category)
 
 
-def atomr_blendqa(path: str | None = None, category: str | None = None, limit: int | None = None,
+def atomr_blendqa(path: str | None = None, category: str | list[str] | None = None, limit: int | None = None,
                   shuffle: bool = False, seed: int = 0):
     """BlendQA (all three files, or one file given by ``path``).
 
     Args:
-        category: keep ``KG-Web``, ``KG-Text`` or ``Text-Web`` questions.
+        category: keep ``KG-Web``, ``KG-Text`` and/or ``Text-Web`` questions (comma-separated or a list).
     """
     files = [str(f) for f in _files("blendqa", path)]
 

@@ -7,10 +7,13 @@
   passages per selected source with the operator's query, then the operator
   prompt (Figures 8-10, 256 tokens, retried with 512 when truncated). An
   operator *failure* (unparseable reply, an empty or ``Unknown`` answer, a
-  retrieval error of any kind, a reference to a node with no answer, a
-  Filter whose input is empty or with no entity left) falls back to Direct
-  RAG on the node's question, rebuilt from its original text, with the
-  knowledge already retrieved (line 10). A nested call
+  reference to a node with no answer, a Filter whose input is empty or with
+  no entity left) falls back to Direct RAG on the node's question, rebuilt
+  from its original text, with the knowledge already retrieved (line 10).
+  Nothing else is caught: a model error (a malformed API body, empty
+  ``choices``) propagates to Inspect, which retries the sample
+  (``--retry-on-error``) or marks it errored; it is never answered by the
+  fallback. A nested call
   ``Filter(Relate(...), ...)`` was lifted by the parser into a child node,
   which runs first (post-order).
 * **sibling leaf** ([END] / [SIB] / [DR] / free text with references;
@@ -20,8 +23,7 @@
   reference): Direct RAG on its question; listed in :attr:`Executor.degraded`.
 * **parent node** (lines 16-22): child answer reasoning (Figure 11); when
   the answer is ``Unknown`` (or unparseable), Direct RAG: source selection,
-  retrieval with the node's question, Figure 9 prompt (a retrieval error
-  there is recorded and the prompt gets no passages). Sibling leaves get
+  retrieval with the node's question, Figure 9 prompt. Sibling leaves get
   the same fallback.
 
 References ``[i]`` resolve to the node labelled ``i`` answered most
@@ -65,6 +67,13 @@ from .parse import _REF, Answer, Node, Ref, Tree, parse_answer, parse_sources, r
 
 class OperatorFailure(Exception):
     """An atomic operator could not produce an answer (the reason is the message)."""
+
+
+class RetrievalError(RuntimeError):
+    """A configured knowledge source failed (a search server down, a bad reply).
+
+    Not an operator failure: it fails the sample, so Inspect retries it
+    (``--retry-on-error``) or marks it errored, and the count is in the store."""
 
 
 def overlap_coefficient(query: str, passage: str) -> float:
@@ -149,11 +158,28 @@ class Executor:
         return chosen, reply
 
     def retrieve(self, query: str, sources: list[str]) -> dict[str, list]:
+        """Top-k hits per source; a source that fails is counted in
+        :attr:`retrieval_errors` and raises :class:`RetrievalError`, which
+        fails the sample (no answer is made without the configured knowledge)."""
         hits = {}
         for name in sources:
             self.retriever_calls[name] += 1
-            hits[name] = self.sources[name].search(query, self.k)
+            try:
+                hits[name] = self.sources[name].search(query, self.k)
+            except Exception as exc:
+                raise self._retrieval_error(name, query, exc) from exc
         return hits
+
+    def _retrieval_error(self, name: str, query: str, exc: BaseException) -> RetrievalError:
+        self.retrieval_errors += 1
+        describe = getattr(self.sources[name], "describe", None)
+        try:
+            where = describe() if describe else {}
+        except Exception:  # describing must not hide the real error
+            where = {}
+        server = where.get("endpoint") or where.get("corpus") or type(self.sources[name]).__name__
+        return RetrievalError(f"knowledge source {name!r} ({server}) failed on query {query[:200]!r}: "
+                              f"{type(exc).__name__}: {exc}")
 
     def format_knowledge(self, hits: dict[str, list]) -> str:
         parts = []
@@ -179,12 +205,7 @@ class Executor:
         if hits is None:
             chosen, sel_reply = await self.select_sources(question)
             rec.update(sources=chosen, selection_reply=sel_reply, query=question)
-            try:
-                hits = self.retrieve(question, chosen)
-            except Exception as exc:  # a source failed: answer without retrieved knowledge, recorded
-                rec["retrieval_error"] = f"{type(exc).__name__}: {exc}"
-                self.retrieval_errors += 1
-                hits = {}
+            hits = self.retrieve(question, chosen)
             rec["passages"] = _hits_json(hits)
         answer, reply = await self.answer_with("direct_rag", prompts.DIRECT_RAG_TEMPLATE, question,
                                                knowledge=self.format_knowledge(hits))
@@ -341,7 +362,7 @@ class Executor:
             if answer.unknown:
                 raise OperatorFailure("the operator answered Unknown / an empty list")
             return answer, rec
-        except Exception as exc:  # OperatorFailure, or any retrieval error (OSError, SourceError, ...)
+        except OperatorFailure as exc:  # model and retrieval errors propagate (the sample errors)
             rec["failure"] = f"{type(exc).__name__}: {exc}"
             rec["fallback"] = "direct_rag"
             # the Direct-RAG question is rebuilt from the node's original text

@@ -55,9 +55,10 @@ def atomr_qa() -> Scorer:
         store = state.store
         failures = store.get("AtomRStore:parse_failures") or {}
         baseline_error = store.get("BaselineStore:parse_error")
+        retrieval_errors = store.get("AtomRStore:retrieval_errors", store.get("BaselineStore:retrieval_errors", 0))
         return Score(value=value, answer=prediction,
                      explanation=f"f1={value['f1']:.3f} against {golds}",
                      metadata={"category": extra.get("category"), "parse_failures": failures,
-                               "parse_error": baseline_error})
+                               "parse_error": baseline_error, "retrieval_errors": retrieval_errors})
 
     return score

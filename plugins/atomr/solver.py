@@ -55,6 +55,7 @@ class AtomRStore(StoreModel):
     degraded: list[dict[str, Any]] = Field(default_factory=list)
     """Nodes answered by Direct RAG because they could not run as planned (with the reason)."""
     retrieval_errors: int = 0
+    """Knowledge-source failures; one fails the sample (see ``executor.RetrievalError``)."""
     tree: list[dict[str, Any]] = Field(default_factory=list)
     """Node records in post-order (operator, sources, passages, reply, answer)."""
     llm_calls: dict[str, int] = Field(default_factory=dict)
@@ -64,10 +65,29 @@ class AtomRStore(StoreModel):
     paraphrase: str = ""
 
 
-def _check_sources(sources: str) -> list[str]:
+def as_names(value: str | list | tuple | None, option: str) -> list[str]:
+    """A multi-valued option as a list: ``"text,kg"`` (Python, ``-T`` with
+    quotes) or ``["text", "kg"]`` (Inspect's CLI turns ``-T sources=text,kg``
+    into a list). Blank items are dropped; ``None`` is ``[]``.
+
+    >>> as_names("text, kg", "sources"), as_names(["text", "kg"], "sources")
+    (['text', 'kg'], ['text', 'kg'])
+    """
+    if value is None:
+        return []
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        items = [part for v in value for part in v.split(",")]
+    else:
+        raise ValueError(f"{option}={value!r}: expected comma-separated names or a list of names")
+    return [x.strip() for x in items if x.strip()]
+
+
+def _check_sources(sources: str | list[str]) -> list[str]:
     from conflict_eval.plugins_manager import components
 
-    names = [s.strip() for s in sources.split(",") if s.strip()]
+    names = as_names(sources, "sources")
     known = components()["source"]
     bad = [n for n in names if n not in known]
     if not names or bad:
@@ -171,9 +191,37 @@ def _finish(state: TaskState, model, prediction: str) -> None:
     state.messages.append(state.output.message)
 
 
+async def _plan_and_run(ex: Executor, store: AtomRStore, record: ConflictQA, prompt: str,
+                        plan: Any, budgets: Budgets):
+    """Plan (or replay ``plan``), parse, execute; Direct RAG on the root when the plan is not a tree."""
+    if plan is not None:
+        store.plan_source = "replayed"
+        store.plan_reply = plan if isinstance(plan, str) else json.dumps(plan, ensure_ascii=False)
+    else:
+        plan = store.plan_reply = await ex.llm("planning", prompt, budgets.tree, budgets.tree_retry)
+    tree, error = try_parse_tree(plan)
+    if tree is None:
+        store.plan_error = error
+        store.planner_fallback = True
+        ex.parse_failures["planning"] += 1
+        transcript().info({"planning_failed": error, "fallback": "direct_rag on the root"})
+        answer, rec = await ex.direct_rag(record.question)
+        ex.records.append({"index": 0, "question": record.question, "kind": "direct_rag_root",
+                           **rec, "final_answer": answer.answers})
+        return answer
+    store.tree_format = tree.format
+    store.tree_warnings = tree.warnings + ([tree.repaired] if tree.repaired else [])
+    try:
+        return await ex.run(tree)
+    finally:
+        store.degraded = ex.degraded
+        if ex.degraded:
+            ex.parse_failures["degraded_nodes"] = len(ex.degraded)
+
+
 @solver
 def atomr(
-    sources: str = "text",
+    sources: str | list[str] = "text",
     examples: str = "hotpotqa",
     k: int = 3,
     threshold: float = 0.5,
@@ -192,8 +240,8 @@ def atomr(
     """AtomR: atomic reasoning tree planning and post-order execution.
 
     Args:
-        sources: comma-separated knowledge sources (``text``, ``kg``, ``web``);
-            Table 4's ablation is e.g. ``sources=text,web``.
+        sources: knowledge sources (``text``, ``kg``, ``web``), comma-separated
+            or a list; Table 4's ablation is e.g. ``-T sources=text,web``.
         examples: which few-shot tree examples to show (``hotpotqa``, ``2wiki``,
             ``musique``, ``crag``, ``blendqa``).
         k: passages per source and query (top 3 in the paper).
@@ -226,33 +274,14 @@ def atomr(
         prompt = prompts.TREE_TEMPLATE.format(question=record.question, examples=shots)
         state.messages = [ChatMessageUser(content=prompt)]
         key = _question_key(record.question)
-        if key in replay:
-            store.plan_source = "replayed"
-            plan = replay[key]
-            store.plan_reply = plan if isinstance(plan, str) else json.dumps(plan, ensure_ascii=False)
-        else:
-            plan = store.plan_reply = await ex.llm("planning", prompt, budgets.tree, budgets.tree_retry)
-        tree, error = try_parse_tree(plan)
-        if tree is None:
-            store.plan_error = error
-            store.planner_fallback = True
-            ex.parse_failures["planning"] += 1
-            transcript().info({"planning_failed": error, "fallback": "direct_rag on the root"})
-            answer, rec = await ex.direct_rag(record.question)
-            ex.records.append({"index": 0, "question": record.question, "kind": "direct_rag_root",
-                               **rec, "final_answer": answer.answers})
-        else:
-            store.tree_format = tree.format
-            store.tree_warnings = tree.warnings + ([tree.repaired] if tree.repaired else [])
-            answer = await ex.run(tree)
-            store.degraded = ex.degraded
-            if ex.degraded:
-                ex.parse_failures["degraded_nodes"] += len(ex.degraded)
-        store.retrieval_errors = ex.retrieval_errors
-        store.tree = ex.records
-        store.llm_calls = dict(ex.llm_calls)
-        store.retriever_calls = {n: ex.retriever_calls.get(n, 0) for n in names}
-        store.parse_failures = dict(ex.parse_failures)
+        try:
+            answer = await _plan_and_run(ex, store, record, prompt, replay.get(key), budgets)
+        finally:  # also when a model or retrieval error fails the sample: the log shows how far it got
+            store.retrieval_errors = ex.retrieval_errors
+            store.tree = ex.records
+            store.llm_calls = dict(ex.llm_calls)
+            store.retriever_calls = {n: ex.retriever_calls.get(n, 0) for n in names}
+            store.parse_failures = dict(ex.parse_failures)
         store.answer_list = answer.answers
         store.paraphrase = answer.paraphrase
         transcript().info({"tree": ex.records, "plan_source": store.plan_source, "degraded": store.degraded,
@@ -300,6 +329,7 @@ def parse_closed_book(reply: str, style: str) -> str | None:
 
 class BaselineStore(StoreModel):
     reply: str = ""
+    retrieval_errors: int = 0
     parse_error: str | None = None
     retriever_calls: dict[str, int] = Field(default_factory=dict)
     passages: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
@@ -341,7 +371,7 @@ def atomr_cot(max_tokens: int = 256) -> Solver:
 
 @solver
 def atomr_standard_rag(
-    sources: str = "text",
+    sources: str | list[str] = "text",
     k: int = 3,
     retriever: str = "bm25",
     text_corpus: str | None = None,
@@ -363,16 +393,19 @@ def atomr_standard_rag(
         srcs = build_sources(names, record, text_corpus=text_corpus, kg_triples=kg_triples,
                              web_pages=web_pages, web_api=web_api, retriever=retriever)
         ex = Executor(model, srcs, k=k)
-        hits = ex.retrieve(record.question, names)
+        store = state.store_as(BaselineStore)
+        try:
+            hits = ex.retrieve(record.question, names)
+        finally:
+            store.retrieval_errors = ex.retrieval_errors
+            store.retriever_calls = dict(ex.retriever_calls)
         prompt = prompts.DIRECT_RAG_TEMPLATE.format(question=record.question,
                                                     knowledge=ex.format_knowledge(hits))
         state.messages = [ChatMessageUser(content=prompt)]
         cap = max_tokens_cap(model)
         budget = max_tokens if cap is None else max(1, min(max_tokens, cap))
         out = await model.generate(prompt, config=GenerateConfig(max_tokens=budget))
-        store = state.store_as(BaselineStore)
         store.reply = out.completion
-        store.retriever_calls = dict(ex.retriever_calls)
         store.passages = {s: [{"id": h.id, "title": h.title, "text": h.text} for h in hs]
                           for s, hs in hits.items()}
         answer = parse_answer(out.completion)

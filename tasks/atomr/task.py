@@ -28,9 +28,9 @@ and adds ``web`` when ``web_api`` is set."""
 def atomr(
     dataset: str = "hotpotqa",
     method: str = "atomr",
-    sources: str | None = None,
+    sources: str | list[str] | None = None,
     path: str | None = None,
-    category: str | None = None,
+    category: str | list[str] | None = None,
     limit: int | None = None,
     shuffle: bool = False,
     seed: int = 0,
@@ -50,9 +50,10 @@ def atomr(
     Args:
         dataset: hotpotqa, 2wiki, musique, crag or blendqa.
         method: atomr, atomr_standard, atomr_cot or atomr_standard_rag.
-        sources: comma-separated knowledge sources (default per dataset).
+        sources: knowledge sources, comma-separated or a list (default per dataset).
         path: local dataset file in the upstream format (default: pinned download).
-        category: keep one question type / hop count (not for hotpotqa).
+        category: keep these question types / hop counts, comma-separated or a
+            list (not for hotpotqa).
         text_corpus, kg_triples, web_pages, web_api, retriever, k, threshold:
             see the ``atomr`` solver.
         tree_tokens, operator_tokens: AtomR's output budgets (512 and 256); the
@@ -75,10 +76,11 @@ def atomr(
     if category is not None:
         if dataset == "hotpotqa":
             raise ValueError("category: IRCoT's HotpotQA files carry no question type")
-        options["category"] = category
+        options["category"] = sv.as_names(category, "category")
     samples = loader(**options)
     if sources is None:
         sources = DEFAULT_SOURCES[dataset] + (",web" if dataset == "blendqa" and (web_api or web_pages) else "")
+    sources = ",".join(sv.as_names(sources, "sources"))
     src = {"sources": sources, "k": k, "retriever": retriever, "text_corpus": text_corpus,
            "kg_triples": kg_triples, "web_pages": web_pages, "web_api": web_api}
     if method == "atomr":
@@ -111,7 +113,9 @@ def _retrieval(samples, sources: str, src: dict) -> dict:
     from conflict_eval.plugins.atomr.solver import build_sources
     from conflict_eval.records import ConflictQA
 
-    names = [s.strip() for s in sources.split(",") if s.strip()]
+    from conflict_eval.plugins.atomr.solver import as_names
+
+    names = as_names(sources, "sources")
     if not names or not len(samples):
         return retrieval_block({}, {})
     record = ConflictQA(**samples[0].metadata)

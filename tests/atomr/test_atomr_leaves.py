@@ -107,7 +107,9 @@ async def test_filter_over_an_unknown_answer_fails_and_rebuilds_the_question():
     assert rag_q == "Among (What albums did Z release?), which were released in 2005?"
 
 
-async def test_retrieval_error_inside_a_parents_direct_rag_fallback_is_recorded():
+async def test_retrieval_error_inside_a_parents_direct_rag_fallback_fails_the_sample():
+    from conflict_eval.plugins.atomr.executor import RetrievalError
+
     class Flaky(FixedSource):
         def search(self, query, k=3):
             if len(self.queries) >= 1:
@@ -118,11 +120,11 @@ async def test_retrieval_error_inside_a_parents_direct_rag_fallback_is_recorded(
     tree = parse_tree(json.dumps({"Q root?": ["1. a?"], "1. a?": 'Search("a")'}))
     model = scripted_model([ans("A"), UNKNOWN, ans("from memory")])
     ex = Executor(model, {"text": Flaky("text", "Wikipedia Passages", {"*": "x"})})
-    answer = await ex.run(tree)
-    root = ex.records[-1]
-    assert root["fallback"] == "direct_rag" and "index unavailable" in root["direct_rag"]["retrieval_error"]
-    assert "(no knowledge retrieved)" in prompts_of(model)[2]
-    assert answer.answers == ["from memory"] and ex.retrieval_errors == 1
+    with pytest.raises(RetrievalError, match=r"knowledge source 'text' \(Flaky\) failed on query 'Q root\?': "
+                                             r"OSError: index unavailable"):
+        await ex.run(tree)
+    assert ex.retrieval_errors == 1
+    assert len(model.script.calls) == 2  # no Direct-RAG answer without the knowledge
 
 
 def test_max_tokens_caps_every_call(shared_data, log_dir):
