@@ -96,6 +96,14 @@ class ConflictResult:
         return metrics.cs_r(self.matrix)
 
     @property
+    def cs_c_best(self) -> float | None:
+        return metrics.cs_c_best(self.matrix)
+
+    @property
+    def cs_r_best(self) -> float | None:
+        return metrics.cs_r_best(self.matrix)
+
+    @property
     def failures(self) -> list[Cell]:
         return [c for c in self.cells if c.label is None]
 
@@ -109,8 +117,9 @@ class ConflictResult:
         return metrics.coverage(self.matrix)
 
     @property
-    def claims_scored(self) -> int:
-        return len(metrics.scored_rows(self.matrix))
+    def claims_undetermined(self) -> int:
+        """Claims with a failed cell (scored by the worst case their failures allow)."""
+        return metrics.undetermined_claims(self.matrix)
 
     @property
     def undefined_reason(self) -> str | None:
@@ -137,7 +146,9 @@ class ConflictResult:
             "labelled_pairs": self.pairs[0],
             "pairs": self.pairs[1],
             "label_coverage": self.coverage,
-            "claims_scored": self.claims_scored,
+            "cs_c_best": self.cs_c_best,
+            "cs_r_best": self.cs_r_best,
+            "claims_undetermined": self.claims_undetermined,
             "claims_dropped": self.claims_dropped,
             "undefined_reason": self.undefined_reason,
         }
