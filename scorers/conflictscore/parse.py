@@ -11,7 +11,7 @@ nested quantifiers. JSON is only handed to ``json.loads`` for balanced
 * :func:`parse_claims` -- Table 7 replies (decomposition); see its docstring
   for what is a claim and what is chatter.
 * :func:`parse_label` -- Table 8 replies (one label); rule: the grader's
-  **last** verdict.
+  **last** verdict, a standalone verdict winning over words in the explanation.
 * :func:`parse_label_list` -- replies of the all-documents-in-one-call variant.
 * :func:`parse_table14_choice` -- Table 14 replies (regenerated binary
   choice: ``B – The placenta`` then ``Justification: ...``).
@@ -229,18 +229,51 @@ _TEXT_VERDICT = re.compile(
     re.IGNORECASE)
 
 
-def _text_verdicts(text: str) -> list[tuple[int, str]]:
-    """``(position, word)`` of every textual verdict: an ``answer:``-style
-    field, or a line that is nothing but a label."""
-    found = [(m.start(), m.group(1)) for m in _TEXT_VERDICT.finditer(text)]
+# a label as the reply's first word: "IRRELEVANT ...", "**Irrelevant** - ...", "Supports. ..."
+_LEADING_LABEL = re.compile(r"[\s*_#>`\"'“‘\[(<]*([A-Za-z]+)(?![A-Za-z])([*_`\"'”’\])>]*)([^\n]?)")
+
+
+def _leading_label(text: str) -> str | None:
+    """The reply's first word when it is a verdict: a label in capitals, or in
+    any case followed directly by a separator (``.``, ``:``, ``,``, a dash,
+    the end of the line) -- not "Irrelevant details aside, ..."."""
+    m = _LEADING_LABEL.match(text)
+    if m is None or normalise_label(m.group(1)) is None:
+        return None
+    word, after = m.group(1), m.group(3)
+    if word.isupper() or after in ("", ".", ":", ",", ";", "-", "–", "—", "!", "\r", "\n") or (
+            after == " " and text[m.end():m.end() + 2][:1] in ("-", "–", "—", "(")):
+        return word
+    return None
+
+
+def _text_verdicts(text: str) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """``(standalone, embedded)`` textual verdicts as ``(position, word)``.
+
+    Standalone: a label as the reply's first word, a line that is nothing
+    but a label, or an ``Answer:``-style field at the start of a line.
+    Embedded: an ``answer/label/verdict is X`` phrase inside a sentence
+    ("... the label would be SUPPORTS", "whether the answer is living room").
+    """
+    standalone: list[tuple[int, str]] = []
+    embedded: list[tuple[int, str]] = []
+    first = _leading_label(text)
+    if first:
+        standalone.append((0, first))
     pos = 0
     for line in text.split("\n"):
         word = line.strip().strip(_MARKUP + "<>.!:[]() \t\r")
         if len(word) <= 20 and normalise_label(word):
-            found.append((pos, word))
+            standalone.append((pos, word))
         pos += len(line) + 1
-    found.sort()
-    return found
+    for m in _TEXT_VERDICT.finditer(text):
+        start = m.start()
+        prefix = text[text.rfind("\n", 0, start) + 1:start]
+        at_line_start = not prefix.strip(" \t*_#>`-•\"'“{,")
+        (standalone if at_line_start else embedded).append((start, m.group(1)))
+    standalone.sort()
+    embedded.sort()
+    return standalone, embedded
 
 
 def parse_label(reply: str) -> LabelParse:
@@ -256,10 +289,15 @@ def parse_label(reply: str) -> LabelParse:
        earlier (from the document, or an answer the grader then revised) is
        thus overridden by the final one; JSON inside a string (a quoted
        snippet) is never an object.
-    2. Otherwise text: the last ``answer: LABEL`` field (``Answer: SUPPORTS``,
-       ``**Final answer:** supports``, ``the answer is CONTRADICTS``,
-       ``"answer": "CONTRADICTS"`` in broken or truncated JSON) or line
-       consisting only of a label.
+    2. Otherwise text. A *standalone* verdict -- a label as the reply's first
+       word (``IRRELEVANT - the document ...``; in capitals, or followed by
+       a separator), a line consisting only of a label, or an ``answer:``
+       field at the start of a line (``Answer: SUPPORTS``, ``**Final
+       answer:** supports``, ``"answer": "CONTRADICTS"`` in broken or
+       truncated JSON) -- wins over an *embedded* phrase in the explanation
+       (``... the label would be SUPPORTS``, ``whether the answer is living
+       room``); the last standalone verdict decides. Without one, the last
+       embedded phrase (``Therefore, the answer is CONTRADICTS.``) decides.
 
     Labels in any case, in markup or quotes, and the singular forms SUPPORT /
     CONTRADICT (the paper's own text) are accepted. If the decisive verdict
@@ -275,7 +313,8 @@ def parse_label(reply: str) -> LabelParse:
                 verdicts.append(obj)
     if verdicts:
         return _label_from_object(verdicts[-1])
-    found = _text_verdicts(text)
+    standalone, embedded = _text_verdicts(text)
+    found = standalone or embedded
     if found:
         word = found[-1][1]
         label = normalise_label(word)

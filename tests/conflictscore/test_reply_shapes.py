@@ -61,6 +61,16 @@ LABEL_ROWS = [
     ("{'claim': 'x', 'answer': 'SUPPORTS'}", S),                      # a Python dict, not JSON
     ('{"answer": "SUPPORTS",}', S),                                   # trailing comma
     ("The answer is not SUPPORTS.", None),                            # never guessed
+    # issue 27: a standalone verdict (first word, own line, line-start field) wins over words in the explanation
+    ("IRRELEVANT\n\nThe document is about the halftime show; had it named the team, the label would be SUPPORTS.", I),
+    ("IRRELEVANT – the document does not say whether the answer is living room.", I),
+    ("IRRELEVANT. The passage never says whether the answer is living room.", I),
+    ("**Irrelevant** - it discusses the venue; the answer would be SUPPORTS only if it named the year.", I),
+    ("Label: IRRELEVANT\nReasoning: had it named 1973, the label would be SUPPORTS.", I),
+    ("contradicts\nThe claim's answer is 1974 but the document says 1973.", C),
+    ("SUPPORTS\n\nWait, re-reading, the document says 1974.\nFinal answer: CONTRADICTS", C),  # revised: last standalone
+    ("Irrelevant details aside, the answer is SUPPORTS.", S),         # not a verdict word: the phrase decides
+    ("The document does not address it, so the label is IRRELEVANT.", I),
     # failures: prose, unknown labels, hostile text
     ('The document neither supports nor contradicts the claim.', None),
     ('{"answer": "PARTIALLY SUPPORTS"}', None),
