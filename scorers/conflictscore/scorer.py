@@ -19,6 +19,10 @@ Per sample the score value is a dict:
 * ``label_failures`` -- number of unparseable grader labels;
 * ``decomposition_failure`` -- 1 if the decomposition reply was a refusal,
   an empty list or listed no claim;
+* ``decomposition_truncated`` -- 1 if the claim list was cut at its token
+  limit even after the retry with a larger budget; ``claims_lost`` -- the
+  cut (unfinished) claims dropped, whose pairs count as unlabelled in
+  ``label_coverage``;
 * ``grader_calls`` -- LLM calls the scorer made for this sample.
 
 ``Score.reason`` says why CS-C/CS-R are undefined (also in
@@ -93,6 +97,8 @@ SCORE_METRICS = {
     "claims_undetermined": [total(), mean()],
     "label_failures": [mean()],
     "decomposition_failure": [total()],
+    "decomposition_truncated": [total()],
+    "claims_lost": [total()],
     "grader_calls": [mean()],
 }
 
@@ -167,12 +173,17 @@ def conflictscore(
                 "claims_undetermined": result.claims_undetermined,
                 "label_failures": len(result.failures),
                 "decomposition_failure": int(result.decomposition_error is not None),
+                "decomposition_truncated": int(result.decomposition_truncated),
+                "claims_lost": result.claims_lost,
                 "grader_calls": result.calls,
             },
             answer=state.output.completion,
             reason=undefined,  # Inspect's machine-readable reason for an unscored value
             explanation=f"{len(result.claims)} claims x {len(documents)} documents; "
-                        f"{labelled}/{pairs} pairs labelled; "
+                        f"{labelled}/{pairs} pairs labelled"
+                        + (f" (claim list cut at the token limit after a retry: {result.claims_lost} cut claim "
+                           f"dropped, counted as unlabelled pairs; later claims unknown)"
+                           if result.decomposition_truncated else "") + "; "
                         + (f"CS-C/CS-R undefined: {undefined}; " if undefined else
                            f"CS-C={result.cs_c} CS-R={result.cs_r} (worst case; best case CS-C={result.cs_c_best} "
                            f"CS-R={result.cs_r_best}; {result.claims_undetermined} claims undetermined); ")
