@@ -235,6 +235,21 @@ def label_prompt(claim: str, document: str) -> str:
                 document=quote_document(document))
 
 
+#: Output tokens budgeted per document in a ``labelling=all_docs`` reply: one
+#: JSON object with a snippet and a brief reasoning is ~80-150 tokens.
+ALL_DOCS_TOKENS_PER_DOCUMENT = 160
+
+
+def all_docs_max_tokens(grader_max_tokens: int | None, n_documents: int) -> int | None:
+    """The output budget of one all-documents call: ``grader_max_tokens`` is
+    per document's worth of answer, so it grows with the documents --
+    ``max(grader_max_tokens, ALL_DOCS_TOKENS_PER_DOCUMENT * n)`` (512 tokens
+    cannot hold 10 objects: documents 7-10 were cut off on every claim)."""
+    if grader_max_tokens is None:
+        return None
+    return max(grader_max_tokens, ALL_DOCS_TOKENS_PER_DOCUMENT * n_documents)
+
+
 def all_docs_prompt(claim: str, documents: list[str]) -> str:
     docs = "\n\n".join(quote_document(d, i + 1) for i, d in enumerate(documents))
     return fill(ALL_DOCS_TEMPLATE, claim=claim, documents=docs, n=str(len(documents)))
@@ -259,8 +274,10 @@ async def label(claims: list[str], documents: list[str], model, opts: Options) -
         return cells, 0
 
     if opts.labelling == "all_docs":
+        budget = all_docs_max_tokens(opts.grader_max_tokens, len(documents))
+
         async def one_claim(i: int) -> list[Cell]:
-            reply = await _generate(model, all_docs_prompt(claims[i], documents), opts)
+            reply = (await _generate_output(model, all_docs_prompt(claims[i], documents), budget)).completion
             return [_cell(i, j, p, reply) for j, p in enumerate(parse_label_list(reply, len(documents)))]
 
         rows = await collect(*(one_claim(i) for i in range(len(claims))))
