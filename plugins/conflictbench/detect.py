@@ -76,20 +76,31 @@ def counts(pairs: list[tuple[bool, str]]) -> dict[str, int]:
     return c
 
 
+NAN = float("nan")
+
+
 def _div(a: int, b: int) -> float:
-    return a / b if b else 0.0
+    """``a / b``; NaN (undefined, never 0) when ``b`` is 0."""
+    return a / b if b else NAN
 
 
 def detection_metrics(pairs: list[tuple[bool, str]]) -> dict[str, float]:
     """Table 2 metrics. Precision = TP/(TP+FP), recall = Acc_conf =
-    TP/(TP+FN), F1 = 2PR/(P+R), accuracy = (TP+TN)/N, Acc_noConf =
-    TN/(TN+FP); each is 0 when its denominator is 0."""
+    TP/(TP+FN), F1 = 2PR/(P+R) = 2TP/(2TP+FP+FN), accuracy = (TP+TN)/N,
+    Acc_noConf = TN/(TN+FP). A ratio whose denominator is 0 is undefined:
+    NaN, never 0 (a perfect run with no Conflict item has no recall, and no
+    precision when it flags nothing).
+
+    >>> m = detection_metrics([(False, "No Conflict"), (False, "No Conflict")])
+    >>> [m[k] for k in ("precision", "recall", "f1", "accuracy", "acc_noconf")]
+    [nan, nan, nan, 1.0, 1.0]
+    """
     c = counts(pairs)
     p, r = _div(c["tp"], c["tp"] + c["fp"]), _div(c["tp"], c["tp"] + c["fn"])
     return {
         "precision": p,
         "recall": r,
-        "f1": 2 * p * r / (p + r) if p + r else 0.0,
+        "f1": _div(2 * c["tp"], 2 * c["tp"] + c["fp"] + c["fn"]),
         "accuracy": _div(c["tp"] + c["tn"], sum(c.values())),
         "acc_conf": r,
         "acc_noconf": _div(c["tn"], c["tn"] + c["fp"]),

@@ -2,8 +2,7 @@
 
 ``matrix[i][j]`` is the label of claim ``i`` against document ``j``: one of
 ``SUPPORTS``, ``CONTRADICTS``, ``IRRELEVANT``, or ``None`` for an unparseable
-grader reply. ``None`` entries belong to neither D+ nor D- (they are counted
-separately by the scorer, never mapped to a label).
+grader reply (a *failed cell*). ``None`` entries are never mapped to a label.
 
 Definitions (lower is better):
 
@@ -17,13 +16,23 @@ Our choices where the paper is silent:
   IRRELEVANT, or no documents) has ratio **0**: no evidence contradicts it,
   and it still counts in the mean over *all* claims, as in the paper's
   "average this ratio across all claims".
-* **failure never improves a score**: a claim whose labels *all* failed
-  (every cell ``None``; at least one document) is left out of both CS-C and
-  CS-R -- it is unscored, not "no conflict". A claim with some failed cells
-  is scored on its parsed cells only.
-* a response with **no scored claim** (no claims, or every claim's labels
-  failed) has no defined score: both functions return ``None`` and the
-  scorer reports NaN (excluded from the means) and counts it.
+* **failure never improves a score**: a failed cell could hold any of the
+  three labels, so a claim with a failed cell is *undetermined* (its ratio
+  can always move; whether it is conflicted often can too). We report the
+  **range** the failures allow: :func:`cs_c` / :func:`cs_r` are the
+  **worst case** (every failed cell set to whatever makes the claim look
+  most conflicted) and :func:`cs_c_best` / :func:`cs_r_best` the best case.
+  With every cell labelled the two are equal and are the paper's values.
+  The true value always lies in the range, so a grader that fails on some
+  cells can never lower the headline CS-C/CS-R below what full labels
+  give. (Leaving undetermined claims out instead would not have this
+  property: the mean over the remaining claims can be lower than over all,
+  e.g. a grader that fails exactly on the contradicting cells leaves only
+  unconflicted claims.)
+* a response with **no parsed label at all** (no claims, or every cell
+  failed while there are documents) has no defined score: every function
+  returns ``None``, the scorer reports NaN (excluded from the means) and
+  counts it.
 * **label coverage** = labelled cells / all cells, reported beside CS-C and
   CS-R (``None`` with no cells).
 """
@@ -41,38 +50,95 @@ def support_counts(row: Sequence[str | None]) -> tuple[int, int]:
 
 
 def is_conflicted(row: Sequence[str | None]) -> bool:
+    """Conflicted on its parsed cells (D+ and D- both non-empty)."""
     plus, minus = support_counts(row)
     return plus > 0 and minus > 0
 
 
 def claim_ratio(row: Sequence[str | None]) -> float:
+    """|D-| / (|D+| + |D-|) on the parsed cells (0 when both are empty)."""
     plus, minus = support_counts(row)
     return minus / (plus + minus) if plus + minus else 0.0
 
 
-def is_scored(row: Sequence[str | None]) -> bool:
-    """False for a claim whose labels all failed (every cell ``None``)."""
-    return not row or any(x is not None for x in row)
+def failed_cells(row: Sequence[str | None]) -> int:
+    return sum(1 for x in row if x is None)
 
 
-def scored_rows(matrix: Matrix) -> list[Sequence[str | None]]:
-    return [row for row in matrix if is_scored(row)]
+def is_undetermined(row: Sequence[str | None]) -> bool:
+    """A claim with a failed cell: its ratio (and perhaps its conflict) could change."""
+    return failed_cells(row) > 0
+
+
+def conflict_bounds(row: Sequence[str | None]) -> tuple[int, int]:
+    """(best, worst) conflicted indicator over every labelling of the failed cells.
+
+    >>> conflict_bounds(["SUPPORTS", None]), conflict_bounds([None]), conflict_bounds(["SUPPORTS", "CONTRADICTS", None])
+    ((0, 1), (0, 0), (1, 1))
+    """
+    plus, minus = support_counts(row)
+    failed = failed_cells(row)
+    worst = int(max(0, 1 - plus) + max(0, 1 - minus) <= failed)
+    return int(plus > 0 and minus > 0), worst
+
+
+def ratio_bounds(row: Sequence[str | None]) -> tuple[float, float]:
+    """(best, worst) |D-| / (|D+| + |D-|) over every labelling of the failed cells:
+    best sets them to SUPPORTS (IRRELEVANT when nothing else is D-), worst to
+    CONTRADICTS (IRRELEVANT when nothing is D+).
+
+    >>> ratio_bounds(["SUPPORTS", "CONTRADICTS", None]), ratio_bounds(["SUPPORTS", None]), ratio_bounds([None, None])
+    ((0.3333333333333333, 0.6666666666666666), (0.0, 0.5), (0.0, 1.0))
+    """
+    plus, minus = support_counts(row)
+    failed = failed_cells(row)
+    best = minus / (plus + minus + failed) if minus else 0.0
+    if plus:
+        worst = (minus + failed) / (plus + minus + failed)
+    else:
+        worst = 1.0 if minus + failed else 0.0
+    return best, worst
+
+
+def is_defined(matrix: Matrix) -> bool:
+    """At least one claim, and a parsed label unless no claim has a document."""
+    if not matrix:
+        return False
+    cells = [x for row in matrix for x in row]
+    return not cells or any(x is not None for x in cells)
+
+
+def _mean(matrix: Matrix, value) -> float | None:
+    if not is_defined(matrix):
+        return None
+    return sum(value(row) for row in matrix) / len(matrix)
 
 
 def cs_c(matrix: Matrix) -> float | None:
-    """ConflictScore-Count over the scored claims; ``None`` when there is none."""
-    rows = scored_rows(matrix)
-    if not rows:
-        return None
-    return sum(is_conflicted(row) for row in rows) / len(rows)
+    """ConflictScore-Count, worst case over the failed cells (the exact value
+    when every cell is labelled); ``None`` when undefined."""
+    return _mean(matrix, lambda row: conflict_bounds(row)[1])
+
+
+def cs_c_best(matrix: Matrix) -> float | None:
+    """ConflictScore-Count, best case over the failed cells."""
+    return _mean(matrix, lambda row: conflict_bounds(row)[0])
 
 
 def cs_r(matrix: Matrix) -> float | None:
-    """ConflictScore-Ratio over the scored claims; ``None`` when there is none."""
-    rows = scored_rows(matrix)
-    if not rows:
-        return None
-    return sum(claim_ratio(row) for row in rows) / len(rows)
+    """ConflictScore-Ratio, worst case over the failed cells (the exact value
+    when every cell is labelled); ``None`` when undefined."""
+    return _mean(matrix, lambda row: ratio_bounds(row)[1])
+
+
+def cs_r_best(matrix: Matrix) -> float | None:
+    """ConflictScore-Ratio, best case over the failed cells."""
+    return _mean(matrix, lambda row: ratio_bounds(row)[0])
+
+
+def undetermined_claims(matrix: Matrix) -> int:
+    """Claims with a failed cell (their contribution is a range, not a value)."""
+    return sum(1 for row in matrix if is_undetermined(row))
 
 
 def pair_counts(matrix: Matrix) -> tuple[int, int]:

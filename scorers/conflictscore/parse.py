@@ -11,7 +11,7 @@ nested quantifiers. JSON is only handed to ``json.loads`` for balanced
 * :func:`parse_claims` -- Table 7 replies (decomposition); see its docstring
   for what is a claim and what is chatter.
 * :func:`parse_label` -- Table 8 replies (one label); rule: the grader's
-  **last** verdict.
+  **last** verdict, a standalone verdict winning over words in the explanation.
 * :func:`parse_label_list` -- replies of the all-documents-in-one-call variant.
 * :func:`parse_table14_choice` -- Table 14 replies (regenerated binary
   choice: ``B – The placenta`` then ``Justification: ...``).
@@ -229,18 +229,51 @@ _TEXT_VERDICT = re.compile(
     re.IGNORECASE)
 
 
-def _text_verdicts(text: str) -> list[tuple[int, str]]:
-    """``(position, word)`` of every textual verdict: an ``answer:``-style
-    field, or a line that is nothing but a label."""
-    found = [(m.start(), m.group(1)) for m in _TEXT_VERDICT.finditer(text)]
+# a label as the reply's first word: "IRRELEVANT ...", "**Irrelevant** - ...", "Supports. ..."
+_LEADING_LABEL = re.compile(r"[\s*_#>`\"'“‘\[(<]*([A-Za-z]+)(?![A-Za-z])([*_`\"'”’\])>]*)([^\n]?)")
+
+
+def _leading_label(text: str) -> str | None:
+    """The reply's first word when it is a verdict: a label in capitals, or in
+    any case followed directly by a separator (``.``, ``:``, ``,``, a dash,
+    the end of the line) -- not "Irrelevant details aside, ..."."""
+    m = _LEADING_LABEL.match(text)
+    if m is None or normalise_label(m.group(1)) is None:
+        return None
+    word, after = m.group(1), m.group(3)
+    if word.isupper() or after in ("", ".", ":", ",", ";", "-", "–", "—", "!", "\r", "\n") or (
+            after == " " and text[m.end():m.end() + 2][:1] in ("-", "–", "—", "(")):
+        return word
+    return None
+
+
+def _text_verdicts(text: str) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """``(standalone, embedded)`` textual verdicts as ``(position, word)``.
+
+    Standalone: a label as the reply's first word, a line that is nothing
+    but a label, or an ``Answer:``-style field at the start of a line.
+    Embedded: an ``answer/label/verdict is X`` phrase inside a sentence
+    ("... the label would be SUPPORTS", "whether the answer is living room").
+    """
+    standalone: list[tuple[int, str]] = []
+    embedded: list[tuple[int, str]] = []
+    first = _leading_label(text)
+    if first:
+        standalone.append((0, first))
     pos = 0
     for line in text.split("\n"):
         word = line.strip().strip(_MARKUP + "<>.!:[]() \t\r")
         if len(word) <= 20 and normalise_label(word):
-            found.append((pos, word))
+            standalone.append((pos, word))
         pos += len(line) + 1
-    found.sort()
-    return found
+    for m in _TEXT_VERDICT.finditer(text):
+        start = m.start()
+        prefix = text[text.rfind("\n", 0, start) + 1:start]
+        at_line_start = not prefix.strip(" \t*_#>`-•\"'“{,")
+        (standalone if at_line_start else embedded).append((start, m.group(1)))
+    standalone.sort()
+    embedded.sort()
+    return standalone, embedded
 
 
 def parse_label(reply: str) -> LabelParse:
@@ -256,10 +289,15 @@ def parse_label(reply: str) -> LabelParse:
        earlier (from the document, or an answer the grader then revised) is
        thus overridden by the final one; JSON inside a string (a quoted
        snippet) is never an object.
-    2. Otherwise text: the last ``answer: LABEL`` field (``Answer: SUPPORTS``,
-       ``**Final answer:** supports``, ``the answer is CONTRADICTS``,
-       ``"answer": "CONTRADICTS"`` in broken or truncated JSON) or line
-       consisting only of a label.
+    2. Otherwise text. A *standalone* verdict -- a label as the reply's first
+       word (``IRRELEVANT - the document ...``; in capitals, or followed by
+       a separator), a line consisting only of a label, or an ``answer:``
+       field at the start of a line (``Answer: SUPPORTS``, ``**Final
+       answer:** supports``, ``"answer": "CONTRADICTS"`` in broken or
+       truncated JSON) -- wins over an *embedded* phrase in the explanation
+       (``... the label would be SUPPORTS``, ``whether the answer is living
+       room``); the last standalone verdict decides. Without one, the last
+       embedded phrase (``Therefore, the answer is CONTRADICTS.``) decides.
 
     Labels in any case, in markup or quotes, and the singular forms SUPPORT /
     CONTRADICT (the paper's own text) are accepted. If the decisive verdict
@@ -275,7 +313,8 @@ def parse_label(reply: str) -> LabelParse:
                 verdicts.append(obj)
     if verdicts:
         return _label_from_object(verdicts[-1])
-    found = _text_verdicts(text)
+    standalone, embedded = _text_verdicts(text)
+    found = standalone or embedded
     if found:
         word = found[-1][1]
         label = normalise_label(word)
@@ -379,10 +418,16 @@ _PREAMBLE = re.compile(
     r"broken|broke|found|listed)|i've (?:identified|extracted|broken|listed)|let me|breaking down)\b",
     re.IGNORECASE)
 _CLOSER = re.compile(
-    r"\(?(?:notes?|n\.b\.|explanation|disclaimer|summary)\s{0,3}[:\-–]|\(?note that\b|"
+    r"\(?(?:notes?|n\.b\.|explanation|disclaimer)\s{0,3}[:\-–]|"
     r"(?:let me know|i hope|hope this|feel free|if you (?:need|want|have)|please let|is there anything|"
     r"these (?:are|were) (?:all |the )?(?:the )?(?:claims|statements)|each (?:of these )?claim)",
     re.IGNORECASE)
+# "Note that ..." / "Summary: ..." is a claim ("Note that the museum closed in 2001.") unless it
+# talks about the list itself ("Note that these claims are opinions.", "Summary: I listed 5 claims.")
+_NOTE_OR_SUMMARY = re.compile(r"\(?(?:(note that)\b|summary\s{0,3}[:\-–])\s*", re.IGNORECASE)
+_META_WORDS = re.compile(
+    r"\b(?:claims?|statements?|report|list(?:ed)?|above|below|these|those|both (?:are|of|claims)|all of|each of|"
+    r"i|i've|we)\b", re.IGNORECASE)
 _REFUSAL = re.compile(
     r"(?:i'?m sorry|i am sorry|sorry[,.!]|i apologi[sz]e|i cannot|i can'?t|i can not|i am unable|i'm unable|"
     r"i won'?t|unfortunately,? i|as an ai)",
@@ -455,9 +500,18 @@ def _claim_lines(text: str) -> tuple[list[tuple[int, str]], bool, bool]:
         if m:
             line, marked = line.lstrip("*_ ")[m.end():].strip(), marked or 2
             line = _unwrap(line.lstrip("*_ ").strip())
+            m = _LIST_MARKER.match(line)  # "Claims: 1. X"
+            if m and m.end() < len(line):
+                line, marked = _unwrap(line[m.end():]), 1
         if not any(ch.isalnum() for ch in line):
             continue  # no word at all ("---", "[[[")
-        if _CLOSER.match(line):
+        note = _NOTE_OR_SUMMARY.match(line)
+        if note and _META_WORDS.search(line, note.end()):
+            in_note = True
+            continue
+        if note and not note.group(1):
+            line = line[note.end():]  # "Summary: X" -> "X"
+        if not note and _CLOSER.match(line):
             in_note = True
             continue
         if in_note and not marked:
@@ -470,7 +524,7 @@ def _claim_lines(text: str) -> tuple[list[tuple[int, str]], bool, bool]:
         if _NONE_LINE.fullmatch(bare):
             none = True
             continue
-        if line.rstrip("*_ ").endswith(":") or _HEADING_WORDS.fullmatch(bare):
+        if _HEADING_WORDS.fullmatch(bare) or (not marked and line.rstrip("*_ ").endswith(":")):
             continue  # a heading or preamble ("Sure! Here are the claims:", "**Claims**")
         if (heading or bold_line) and not marked and bare[-1:] not in ".!?":
             continue  # a markdown heading without a full stop
@@ -481,7 +535,10 @@ def _claim_lines(text: str) -> tuple[list[tuple[int, str]], bool, bool]:
     return out, refusal, none
 
 
-def _parse_claims(reply: str) -> tuple[list[str], str | None, int]:
+def _parse_claims(reply: str, truncated: bool = False) -> tuple[list[str], str | None, int, int]:
+    """``(claims, error, dropped over MAX_CLAIMS, lost)``; ``lost`` = 1 when
+    ``truncated`` (the reply hit its token limit) and its last claim, cut
+    mid-sentence, was dropped."""
     text = _text(reply, MAX_CLAIMS_CHARS)
     from_json = _json_claims(text)
     if from_json is not None:
@@ -491,6 +548,9 @@ def _parse_claims(reply: str) -> tuple[list[str], str | None, int]:
     bullets = sum(1 for marked, _ in lines if marked == 1)
     claims: list[str] = []
     for marked, line in lines:
+        if not marked and claims and claims[-1].rstrip("*_ ").endswith(":"):
+            claims[-1] = f"{claims[-1].rstrip('*_ ')} {line.strip()}"  # an item ending with ":" continues
+            continue
         if bullets and not marked:
             # in a list, an indented unmarked line continues the previous
             # item; any other unmarked line is chatter around the list
@@ -498,16 +558,19 @@ def _parse_claims(reply: str) -> tuple[list[str], str | None, int]:
                 claims[-1] = f"{claims[-1]} {line.strip()}"
             continue
         claims.append(line.strip())
+    # an item ending with ":" that nothing continued is a heading ("- **Economy:**")
+    claims = [c for c in claims if not c.rstrip("*_ ").endswith(":")]
     seen: set[str] = set()
     claims = [c for c in claims if c and not (c in seen or seen.add(c))]
-    # a last claim cut at the token limit: the others end with . ! ? and it does not
-    if len(claims) >= 2 and claims[-1][-1:] not in ".!?\"”)" and all(c[-1:] in ".!?\"”)" for c in claims[:-1]):
-        claims = claims[:-1]
+    # the reply hit its token limit: a last claim without final punctuation was cut mid-sentence
+    lost = 0
+    if truncated and claims and claims[-1][-1:] not in ".!?\"”)":
+        claims, lost = claims[:-1], 1
     if not claims:
         why = "refusal" if refusal else "empty claim list" if none else "no claims found"
-        return [], f"{why} in reply {_preview(text)}", 0
+        return [], f"{why} in reply {_preview(text)}", 0, lost
     dropped = max(0, len(claims) - MAX_CLAIMS)
-    return claims[:MAX_CLAIMS], None, dropped
+    return claims[:MAX_CLAIMS], None, dropped, lost
 
 
 def parse_claims(reply: str) -> tuple[list[str], str | None]:
@@ -527,10 +590,14 @@ def parse_claims(reply: str) -> tuple[list[str], str | None]:
     Here are the claims made in the report."), notes and closers ("Note:
     ...", "Let me know if ..."), refusals. When the reply uses list markers,
     only the marked lines are claims (an indented unmarked line continues
-    the item above it). A last claim without final punctuation when every
-    other claim has it was cut at the token limit and is dropped.
+    the item above it; any line continues an item ending with ``:``, and an
+    item ending with ``:`` that nothing continues is a heading). "Note that
+    X" and "Summary: X" are claims unless they talk about the list ("Note
+    that these claims ..."). A last claim without final punctuation is
+    kept: only the pipeline, which knows the reply hit its token limit,
+    drops such a claim and counts it (``_parse_claims(truncated=True)``).
     """
-    claims, error, _ = _parse_claims(reply)
+    claims, error, _, _ = _parse_claims(reply)
     return claims, error
 
 

@@ -86,6 +86,9 @@ class ConflictResult:
     grader_source: str | None = None
     calls: int = 0
     claims_dropped: int = 0
+    decomposition_truncated: bool = False
+    claims_lost: int = 0
+    n_documents: int = 0
 
     @property
     def cs_c(self) -> float | None:
@@ -96,21 +99,33 @@ class ConflictResult:
         return metrics.cs_r(self.matrix)
 
     @property
+    def cs_c_best(self) -> float | None:
+        return metrics.cs_c_best(self.matrix)
+
+    @property
+    def cs_r_best(self) -> float | None:
+        return metrics.cs_r_best(self.matrix)
+
+    @property
     def failures(self) -> list[Cell]:
         return [c for c in self.cells if c.label is None]
 
     @property
     def pairs(self) -> tuple[int, int]:
-        """``(labelled pairs, all pairs)``."""
-        return metrics.pair_counts(self.matrix)
+        """``(labelled pairs, all pairs)``; the pairs of claims lost to a
+        truncated decomposition count as unlabelled."""
+        labelled, pairs = metrics.pair_counts(self.matrix)
+        return labelled, pairs + self.claims_lost * self.n_documents
 
     @property
     def coverage(self) -> float | None:
-        return metrics.coverage(self.matrix)
+        labelled, pairs = self.pairs
+        return labelled / pairs if pairs else None
 
     @property
-    def claims_scored(self) -> int:
-        return len(metrics.scored_rows(self.matrix))
+    def claims_undetermined(self) -> int:
+        """Claims with a failed cell (scored by the worst case their failures allow)."""
+        return metrics.undetermined_claims(self.matrix)
 
     @property
     def undefined_reason(self) -> str | None:
@@ -137,8 +152,12 @@ class ConflictResult:
             "labelled_pairs": self.pairs[0],
             "pairs": self.pairs[1],
             "label_coverage": self.coverage,
-            "claims_scored": self.claims_scored,
+            "cs_c_best": self.cs_c_best,
+            "cs_r_best": self.cs_r_best,
+            "claims_undetermined": self.claims_undetermined,
             "claims_dropped": self.claims_dropped,
+            "decomposition_truncated": self.decomposition_truncated,
+            "claims_lost": self.claims_lost,
             "undefined_reason": self.undefined_reason,
         }
 
@@ -153,37 +172,82 @@ def resolve_grader(role: str = "grader"):
     return get_model(), f"no {role!r} model role given: the evaluated model grades"
 
 
-async def _generate(model, prompt: str, opts: Options) -> str:
+#: A decomposition cut at its token limit is retried once with this many times the budget.
+DECOMPOSE_RETRY_FACTOR = 4
+_TRUNCATED = ("max_tokens", "model_length")
+
+
+async def _generate_output(model, prompt: str, max_tokens: int | None):
     from inspect_ai.model import GenerateConfig
 
-    out = await model.generate(prompt, config=GenerateConfig(temperature=0.0, max_tokens=opts.grader_max_tokens))
-    return out.completion
+    return await model.generate(prompt, config=GenerateConfig(temperature=0.0, max_tokens=max_tokens))
 
 
-async def decompose(response: str, model, opts: Options) -> tuple[list[str], str | None, str | None, int, int]:
-    """``(claims, reply, error, calls, dropped)``; at most ``MAX_CLAIMS``
-    claims are kept, ``dropped`` counts the rest."""
+async def _generate(model, prompt: str, opts: Options) -> str:
+    return (await _generate_output(model, prompt, opts.grader_max_tokens)).completion
+
+
+@dataclass
+class Decomposition:
+    claims: list[str]
+    reply: str | None = None
+    error: str | None = None
+    calls: int = 0
+    dropped: int = 0
+    truncated: bool = False
+    """The reply hit its token limit even after the retry."""
+    lost: int = 0
+    """Claims known to be lost: the last claim, cut mid-sentence, of a truncated reply."""
+
+
+async def decompose(response: str, model, opts: Options) -> Decomposition:
+    """The claims of ``response``; at most ``MAX_CLAIMS`` are kept, ``dropped``
+    counts the rest. A reply cut at its token limit (``stop_reason``
+    ``max_tokens``/``model_length``) is retried once with
+    :data:`DECOMPOSE_RETRY_FACTOR` times the budget; if it is still cut,
+    ``truncated`` is set and its unfinished last claim is dropped and
+    counted in ``lost`` (claims the grader never reached cannot be counted)."""
     if not response.strip():
-        return [], None, None, 0, 0
+        return Decomposition([])
     if opts.claims == "whole":
-        return [response.strip()], None, None, 0, 0
+        return Decomposition([response.strip()])
     if opts.claims == "sentences":
         sentences = split_sentences(response)
-        return sentences[:MAX_CLAIMS], None, None, 0, max(0, len(sentences) - MAX_CLAIMS)
+        return Decomposition(sentences[:MAX_CLAIMS], dropped=max(0, len(sentences) - MAX_CLAIMS))
     if opts.claims == "salient":
         prompt = fill(SALIENT_TEMPLATE, report=response, k=str(opts.k))
     else:
         prompt = fill(DECOMPOSE_TEMPLATE, report=response)
-    reply = await _generate(model, prompt, opts)
-    claims, error, dropped = _parse_claims(reply)
+    out = await _generate_output(model, prompt, opts.grader_max_tokens)
+    calls = 1
+    if out.stop_reason in _TRUNCATED and opts.grader_max_tokens:
+        out = await _generate_output(model, prompt, opts.grader_max_tokens * DECOMPOSE_RETRY_FACTOR)
+        calls = 2
+    truncated = out.stop_reason in _TRUNCATED
+    claims, error, dropped, lost = _parse_claims(out.completion, truncated=truncated)
     if opts.claims == "salient":
         claims = claims[: opts.k]
-    return claims, reply, error, 1, dropped
+    return Decomposition(claims, out.completion, error, calls, dropped, truncated, lost)
 
 
 def label_prompt(claim: str, document: str) -> str:
     return fill(LABEL_TEMPLATE, claim=claim, claim_json=json.dumps(claim, ensure_ascii=False)[1:-1],
                 document=quote_document(document))
+
+
+#: Output tokens budgeted per document in a ``labelling=all_docs`` reply: one
+#: JSON object with a snippet and a brief reasoning is ~80-150 tokens.
+ALL_DOCS_TOKENS_PER_DOCUMENT = 160
+
+
+def all_docs_max_tokens(grader_max_tokens: int | None, n_documents: int) -> int | None:
+    """The output budget of one all-documents call: ``grader_max_tokens`` is
+    per document's worth of answer, so it grows with the documents --
+    ``max(grader_max_tokens, ALL_DOCS_TOKENS_PER_DOCUMENT * n)`` (512 tokens
+    cannot hold 10 objects: documents 7-10 were cut off on every claim)."""
+    if grader_max_tokens is None:
+        return None
+    return max(grader_max_tokens, ALL_DOCS_TOKENS_PER_DOCUMENT * n_documents)
 
 
 def all_docs_prompt(claim: str, documents: list[str]) -> str:
@@ -210,8 +274,10 @@ async def label(claims: list[str], documents: list[str], model, opts: Options) -
         return cells, 0
 
     if opts.labelling == "all_docs":
+        budget = all_docs_max_tokens(opts.grader_max_tokens, len(documents))
+
         async def one_claim(i: int) -> list[Cell]:
-            reply = await _generate(model, all_docs_prompt(claims[i], documents), opts)
+            reply = (await _generate_output(model, all_docs_prompt(claims[i], documents), budget)).completion
             return [_cell(i, j, p, reply) for j, p in enumerate(parse_label_list(reply, len(documents)))]
 
         rows = await collect(*(one_claim(i) for i in range(len(claims))))
@@ -239,10 +305,12 @@ async def conflict_score(response: str, documents: list[str], opts: Options | No
         model, grader_source = resolve_grader()
     if model is not None:
         transcript().info(f"conflictscore grader: {model} ({grader_source})")
-    claims, reply, error, calls, dropped = await decompose(response, model, opts)
+    dec = await decompose(response, model, opts)
+    claims = dec.claims
     cells, label_calls = await label(claims, documents, model, opts)
     matrix: list[list[str | None]] = [[None] * len(documents) for _ in claims]
     for c in cells:
         matrix[c.claim][c.document] = c.label
     grader = opts.nli_model if (opts.backend == "nli" and model is None) else (str(model) if model is not None else None)
-    return ConflictResult(claims, matrix, cells, reply, error, grader, grader_source, calls + label_calls, dropped)
+    return ConflictResult(claims, matrix, cells, dec.reply, dec.error, grader, grader_source, dec.calls + label_calls,
+                          dec.dropped, dec.truncated, dec.lost, len(documents))

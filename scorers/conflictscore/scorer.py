@@ -3,19 +3,26 @@ sample's grounding documents (ConflictScore §3). Lower is better.
 
 Per sample the score value is a dict:
 
-* ``cs_c``, ``cs_r`` -- the two measures over the *scored* claims (a claim
-  whose labels all failed is left out); NaN, Inspect's "unscored" marker, when
-  no claim is scored (empty response, failed decomposition, or no label
-  parsed), so the sample is excluded from their means -- failure never
-  improves a score;
+* ``cs_c``, ``cs_r`` -- the two measures, **worst case** over the failed
+  cells (an unparseable label could be any label; with every cell labelled
+  this is the paper's value, so failure never improves a score); NaN,
+  Inspect's "unscored" marker, when no label was parsed at all (empty
+  response, failed decomposition, or every grader reply unreadable), so the
+  sample is excluded from their means;
+* ``cs_c_best``, ``cs_r_best`` -- the best case over the failed cells: with
+  ``cs_c``/``cs_r`` the range the failures allow;
 * ``undefined`` -- 1 when CS-C/CS-R are NaN (the metric reports the count);
 * ``label_coverage`` -- labelled (claim, document) pairs / all pairs (NaN
   with no pairs); the overall metric pools pairs over samples;
-* ``claims`` -- number of claims; ``claims_scored`` -- claims with at least
-  one parsed label;
+* ``claims`` -- number of claims; ``claims_undetermined`` -- claims with a
+  failed cell (their contribution is a range);
 * ``label_failures`` -- number of unparseable grader labels;
 * ``decomposition_failure`` -- 1 if the decomposition reply was a refusal,
   an empty list or listed no claim;
+* ``decomposition_truncated`` -- 1 if the claim list was cut at its token
+  limit even after the retry with a larger budget; ``claims_lost`` -- the
+  cut (unfinished) claims dropped, whose pairs count as unlabelled in
+  ``label_coverage``;
 * ``grader_calls`` -- LLM calls the scorer made for this sample.
 
 ``Score.reason`` says why CS-C/CS-R are undefined (also in
@@ -82,12 +89,16 @@ def pooled_coverage() -> Metric:
 SCORE_METRICS = {
     "cs_c": [defined_mean()],
     "cs_r": [defined_mean()],
+    "cs_c_best": [defined_mean()],
+    "cs_r_best": [defined_mean()],
     "label_coverage": [pooled_coverage()],
     "undefined": [total(), mean()],
     "claims": [mean()],
-    "claims_scored": [mean()],
+    "claims_undetermined": [total(), mean()],
     "label_failures": [mean()],
     "decomposition_failure": [total()],
+    "decomposition_truncated": [total()],
+    "claims_lost": [total()],
     "grader_calls": [mean()],
 }
 
@@ -154,20 +165,28 @@ def conflictscore(
             value={
                 "cs_c": _nan_if_none(result.cs_c),
                 "cs_r": _nan_if_none(result.cs_r),
+                "cs_c_best": _nan_if_none(result.cs_c_best),
+                "cs_r_best": _nan_if_none(result.cs_r_best),
                 "label_coverage": _nan_if_none(result.coverage),
                 "undefined": int(undefined is not None),
                 "claims": len(result.claims),
-                "claims_scored": result.claims_scored,
+                "claims_undetermined": result.claims_undetermined,
                 "label_failures": len(result.failures),
                 "decomposition_failure": int(result.decomposition_error is not None),
+                "decomposition_truncated": int(result.decomposition_truncated),
+                "claims_lost": result.claims_lost,
                 "grader_calls": result.calls,
             },
             answer=state.output.completion,
             reason=undefined,  # Inspect's machine-readable reason for an unscored value
             explanation=f"{len(result.claims)} claims x {len(documents)} documents; "
-                        f"{labelled}/{pairs} pairs labelled; "
+                        f"{labelled}/{pairs} pairs labelled"
+                        + (f" (claim list cut at the token limit after a retry: {result.claims_lost} cut claim "
+                           f"dropped, counted as unlabelled pairs; later claims unknown)"
+                           if result.decomposition_truncated else "") + "; "
                         + (f"CS-C/CS-R undefined: {undefined}; " if undefined else
-                           f"CS-C={result.cs_c} CS-R={result.cs_r} over {result.claims_scored} scored claims; ")
+                           f"CS-C={result.cs_c} CS-R={result.cs_r} (worst case; best case CS-C={result.cs_c_best} "
+                           f"CS-R={result.cs_r_best}; {result.claims_undetermined} claims undetermined); ")
                         + f"graded by {result.grader} ({source})",
             metadata=result.metadata(),
         )

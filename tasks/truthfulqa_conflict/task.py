@@ -80,18 +80,23 @@ def improve_harm(items: list[tuple[bool, bool]]) -> dict[str, float]:
     """Table 5 on flagged items given as ``(originally_correct, correct_after)``.
 
     improve rate = corrected / originally wrong; harm rate = broken /
-    originally correct; net = (corrected - broken) / flagged. Each is 0 when
-    its denominator is 0.
+    originally correct; net = (corrected - broken) / flagged. A rate whose
+    denominator is 0 is undefined: NaN, never 0 (nothing was wrong, so
+    nothing could improve).
+
+    >>> improve_harm([(True, True), (True, False)])["improve_rate"]
+    nan
     """
+    nan = float("nan")
     wrong = [after for before, after in items if not before]
     right = [after for before, after in items if before]
     improved, harmed = sum(wrong), sum(1 for a in right if not a)
     return {
         "orig_wrong": float(len(wrong)),
         "orig_correct": float(len(right)),
-        "improve_rate": improved / len(wrong) if wrong else 0.0,
-        "harm_rate": harmed / len(right) if right else 0.0,
-        "net_improve": (improved - harmed) / len(items) if items else 0.0,
+        "improve_rate": improved / len(wrong) if wrong else nan,
+        "harm_rate": harmed / len(right) if right else nan,
+        "net_improve": (improved - harmed) / len(items) if items else nan,
     }
 
 

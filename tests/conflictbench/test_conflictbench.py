@@ -1,5 +1,6 @@
 """ConflictBench-style datasets (Appendix A recipe) and conflict detection."""
 
+import math
 import json
 
 import pytest
@@ -81,7 +82,27 @@ def test_detection_metrics_on_a_fixed_confusion_matrix():
     assert m["accuracy"] == pytest.approx(9 / 12)          # (6+3)/12
     assert m["acc_noconf"] == pytest.approx(3 / 4)         # TN/(TN+FP)
     assert m["undetermined"] == pytest.approx(1 / 12)
-    assert detection_metrics([])["f1"] == 0.0
+    assert math.isnan(detection_metrics([])["f1"]) and math.isnan(detection_metrics([])["accuracy"])
+
+
+def test_a_perfect_run_without_conflict_items_has_undefined_precision_recall_f1(shared_data):
+    # issue 27 Scoring 5: TP = FP = FN = 0 -> precision, recall, F1 undefined (NaN), never 0
+    from inspect_ai import Task
+    from inspect_ai.dataset import MemoryDataset
+
+    from conflict_eval.plugins.conflictbench.detect import conflict_detection, detect_conflict
+    from conflict_eval.tasks.conflictbench.task import conflictbench
+
+    full = conflictbench(subsets="kre_ecqa", path=str(shared_data / "kre_ecqa" / "sample.jsonl"))
+    no_conflict = [s for s in full.dataset if s.target in (NO_CONFLICT, [NO_CONFLICT])][:3]
+    assert len(no_conflict) == 3
+    task = Task(dataset=MemoryDataset(no_conflict), solver=detect_conflict(), scorer=conflict_detection())
+    log = eval(task, model=scripted_model(lambda p: '{"answer": "SUPPORTS"}'), display="none")[0]
+    assert log.status == "success", log.error
+    assert {s.output.completion for s in log.samples} == {NO_CONFLICT}
+    metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
+    assert metrics["accuracy"] == 1.0 and metrics["acc_noconf"] == 1.0
+    assert all(math.isnan(metrics[k]) for k in ("precision", "recall", "f1", "acc_conf"))
 
 
 def test_decide_never_guesses_from_failures():

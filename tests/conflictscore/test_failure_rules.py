@@ -4,7 +4,8 @@ from the paper's definitions (§3), with scripted graders in real Inspect evals.
 Definitions: D+/D- = documents labelled SUPPORTS/CONTRADICTS for a claim;
 CS-C = conflicted claims (D+ and D- non-empty) / claims; CS-R = mean over
 claims of |D-| / (|D+| + |D-|) (0 when both are empty). Our failure rules: a
-claim whose labels all failed is left out; no scored claim -> undefined (NaN).
+failed cell could hold any label, so CS-C/CS-R are the worst case over the
+failed cells (``*_best`` the best case); no parsed label at all -> undefined (NaN).
 """
 
 import math
@@ -14,7 +15,7 @@ from inspect_ai import Task, eval
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import generate
 
-from conflict_eval.scorers.conflictscore.metrics import coverage, cs_c, cs_r
+from conflict_eval.scorers.conflictscore.metrics import coverage, cs_c, cs_c_best, cs_r, cs_r_best
 from conflict_eval.scorers.conflictscore.scorer import conflictscore
 from conflict_eval.testing import scripted_model
 
@@ -72,11 +73,17 @@ def test_golden_matrix_definitions():
     # the TABLE matrix: CS-C 1/2, CS-R 1/4, every pair labelled
     m = [[S, I, I], [S, C, I]]
     assert cs_c(m) == 0.5 and cs_r(m) == 0.25 and coverage(m) == 1.0
-    # a third claim whose labels all failed is left out: unchanged, coverage 6/9
+    assert cs_c_best(m) == 0.5 and cs_r_best(m) == 0.25  # no failure: the range is one value
+    # a third claim whose labels all failed could be anything: worst case conflicted with ratio 1
+    # (CS-C (0+1+1)/3, CS-R (0+1/2+1)/3), best case unconflicted with ratio 0 (CS-C 1/3, CS-R 1/6)
     m3 = m + [[None, None, None]]
-    assert cs_c(m3) == 0.5 and cs_r(m3) == 0.25 and coverage(m3) == pytest.approx(6 / 9)
-    # partly failed claim: scored on its parsed cells ([S, None, C]: D+=1, D-=1, ratio 1/2)
-    assert cs_c([[S, None, C]]) == 1.0 and cs_r([[S, None, C]]) == 0.5
+    assert cs_c(m3) == pytest.approx(2 / 3) and cs_r(m3) == pytest.approx(1 / 2) and coverage(m3) == pytest.approx(6 / 9)
+    assert cs_c_best(m3) == pytest.approx(1 / 3) and cs_r_best(m3) == pytest.approx(1 / 6)
+    # partly failed claim [S, None, C]: conflicted either way; ratio from 1/3 (None = S) to 2/3 (None = C)
+    assert cs_c([[S, None, C]]) == 1.0 and cs_r([[S, None, C]]) == pytest.approx(2 / 3)
+    assert cs_c_best([[S, None, C]]) == 1.0 and cs_r_best([[S, None, C]]) == pytest.approx(1 / 3)
+    # one document and a failed cell: never conflicted (needs two documents); ratio 0 to 1
+    assert cs_c([[None], [S]]) == 0.0 and cs_r([[None], [S]]) == 0.5
     # nothing parsed: undefined, never 0
     assert cs_c([[None] * 3] * 2) is None and cs_r([[None] * 3] * 2) is None
     assert coverage([[None] * 3] * 2) == 0.0 and coverage([]) is None
@@ -121,14 +128,59 @@ def test_grader_that_never_gives_a_readable_label_has_no_finite_score():
     assert cs_c_score.unscored_samples == 2
 
 
-def test_a_claim_whose_labels_all_failed_is_left_out():
+def test_a_claim_whose_labels_all_failed_counts_at_its_worst():
     # a third claim "Birds purr." whose every label reply is unreadable
     judge = grader("Claims: Cats purr.\nClaims: Dogs purr.\nClaims: Birds purr.",
                    lambda claim, doc, label: "no idea" if claim == "Birds purr." else '{"answer": "%s"}' % label)
     [v] = values(run(judge))
-    # scored claims: Cats (ratio 0), Dogs (conflicted, 1/2) -> CS-C 1/2, CS-R 1/4; coverage 6/9
-    assert v["cs_c"] == 0.5 and v["cs_r"] == 0.25
-    assert v["label_coverage"] == pytest.approx(6 / 9) and v["claims"] == 3 and v["claims_scored"] == 2
+    # Cats (ratio 0), Dogs (conflicted, 1/2), Birds undetermined: worst conflicted, ratio 1; best 0, 0
+    assert v["cs_c"] == pytest.approx(2 / 3) and v["cs_r"] == pytest.approx(1 / 2)
+    assert v["cs_c_best"] == pytest.approx(1 / 3) and v["cs_r_best"] == pytest.approx(1 / 6)
+    assert v["label_coverage"] == pytest.approx(6 / 9) and v["claims"] == 3 and v["claims_undetermined"] == 1
+
+
+# Six claims x three documents, labelled by hand. Five claims are conflicted:
+# full-label CS-C = 5/6 = 0.833; ratios 1/2, 1/2, 2/3, 1/3, 1/2, 0 ->
+# CS-R = (1/2 + 1/2 + 2/3 + 1/3 + 1/2 + 0) / 6 = 2.5 / 6.
+SIX = {
+    "A1.": [S, C, I], "A2.": [C, S, I], "A3.": [S, C, C],
+    "A4.": [S, S, C], "A5.": [C, I, S], "A6.": [S, I, I],
+}
+SIX_DOCS = ["Doc alpha.", "Doc beta.", "Doc gamma."]
+
+
+def _six_grader(refuse_contradicting: bool):
+    def reply(prompt: str) -> str:
+        if prompt.startswith("Instruction: Break down"):
+            return "\n".join(f"Claims: {c}" for c in SIX)
+        claim = prompt.split("Claim to evaluate")[1].split("Document to evaluate against")[0].strip()
+        doc = prompt.split("Document to evaluate against")[1].split("Output format")[0]
+        label = SIX[claim][next(i for i, d in enumerate(SIX_DOCS) if d in doc)]
+        if refuse_contradicting and label == C:
+            return "I'm sorry, I can't help with judging this document."
+        return '{"document_snippet": "s", "reasoning": "r", "answer": "%s"}' % label
+    return scripted_model(reply)
+
+
+def test_a_grader_failing_exactly_on_contradicting_cells_never_lowers_the_score():
+    def score(refuse: bool):
+        samples = [Sample(id="six", input="Write", metadata={"documents": SIX_DOCS})]
+        task = Task(dataset=MemoryDataset(samples), solver=generate(), scorer=conflictscore())
+        log = eval(task, model=scripted_model(lambda p: "A report."), model_roles={"grader": _six_grader(refuse)},
+                   display="none")[0]
+        assert log.status == "success", log.error
+        return values(log)[0]
+
+    full, failing = score(False), score(True)
+    assert full["cs_c"] == pytest.approx(5 / 6) and full["cs_r"] == pytest.approx(2.5 / 6)
+    assert full["label_failures"] == 0 and full["claims_undetermined"] == 0
+    assert failing["label_failures"] == 6 and failing["claims_undetermined"] == 5
+    # the failures cannot lower the headline scores (here the worst case equals the truth) ...
+    assert failing["cs_c"] >= full["cs_c"] and failing["cs_r"] >= full["cs_r"]
+    assert failing["cs_c"] == pytest.approx(5 / 6) and failing["cs_r"] == pytest.approx(2.5 / 6)
+    # ... and the best case the failures allow is what a parsed-cells-only score would have read:
+    # no claim keeps a parsed CONTRADICTS, so 0 conflicted claims and ratio 0
+    assert failing["cs_c_best"] == 0.0 and failing["cs_r_best"] == 0.0
 
 
 def test_undefined_samples_do_not_enter_the_means():
@@ -197,8 +249,9 @@ def test_all_docs_reply_that_is_not_a_list_is_undefined():
         return '```json\n[{"document": 1, "answer": "supports"}, {"document": 2, "answer": "CONTRADICTS"}, {"document": 3, "answer": "IRRELEVANT"}]\n```'
 
     [v] = values(run(scripted_model(judge_half), labelling="all_docs"))
-    # only "Dogs purr." is scored: conflicted, ratio 1/2
-    assert v["cs_c"] == 1.0 and v["cs_r"] == 0.5 and v["label_coverage"] == 0.5
+    # "Cats purr." failed on every document: worst case conflicted with ratio 1; "Dogs purr." conflicted, 1/2
+    assert v["cs_c"] == 1.0 and v["cs_r"] == 0.75 and v["label_coverage"] == 0.5
+    assert v["cs_c_best"] == 0.5 and v["cs_r_best"] == 0.25 and v["claims_undetermined"] == 1
 
 
 def test_pathological_response_and_grader_text_complete_with_success():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conflict_eval.scorers.conflictscore.metrics import claim_ratio, cs_c, cs_r, most_conflicted
+from conflict_eval.scorers.conflictscore.metrics import claim_ratio, cs_c, cs_c_best, cs_r, cs_r_best, most_conflicted
 from conflict_eval.scorers.conflictscore.parse import parse_claims, parse_label, parse_label_list
 from conflict_eval.scorers.conflictscore.prompts import LABEL_TEMPLATE, fill, quote_document
 from conflict_eval.scorers.conflictscore.pipeline import all_docs_prompt, label_prompt
@@ -37,11 +37,13 @@ def test_empty_and_all_irrelevant():
     assert claim_ratio([]) == 0.0
 
 
-def test_unparseable_cells_count_on_neither_side():
-    # None = unparseable reply: row [S, None, C] has D+=1, D-=1 -> ratio 1/2
+def test_unparseable_cells_give_the_range_they_allow():
+    # None = unparseable reply, could be any label. Row [S, None, C]: conflicted either way, ratio
+    # 1/3 (None = S) to 2/3 (None = C). Row [None, None, S]: unconflicted/ratio 0 at best,
+    # conflicted/ratio 2/3 at worst. Headline = worst case, so failure never lowers a score.
     m = [[S, None, C], [None, None, S]]
-    assert cs_c(m) == pytest.approx(0.5)  # 1 of 2
-    assert cs_r(m) == pytest.approx(0.25)  # (1/2 + 0) / 2
+    assert cs_c(m) == pytest.approx(1.0) and cs_c_best(m) == pytest.approx(0.5)
+    assert cs_r(m) == pytest.approx(2 / 3) and cs_r_best(m) == pytest.approx(1 / 6)
 
 
 def test_most_conflicted_prefers_the_even_split():

@@ -61,6 +61,16 @@ LABEL_ROWS = [
     ("{'claim': 'x', 'answer': 'SUPPORTS'}", S),                      # a Python dict, not JSON
     ('{"answer": "SUPPORTS",}', S),                                   # trailing comma
     ("The answer is not SUPPORTS.", None),                            # never guessed
+    # issue 27: a standalone verdict (first word, own line, line-start field) wins over words in the explanation
+    ("IRRELEVANT\n\nThe document is about the halftime show; had it named the team, the label would be SUPPORTS.", I),
+    ("IRRELEVANT – the document does not say whether the answer is living room.", I),
+    ("IRRELEVANT. The passage never says whether the answer is living room.", I),
+    ("**Irrelevant** - it discusses the venue; the answer would be SUPPORTS only if it named the year.", I),
+    ("Label: IRRELEVANT\nReasoning: had it named 1973, the label would be SUPPORTS.", I),
+    ("contradicts\nThe claim's answer is 1974 but the document says 1973.", C),
+    ("SUPPORTS\n\nWait, re-reading, the document says 1974.\nFinal answer: CONTRADICTS", C),  # revised: last standalone
+    ("Irrelevant details aside, the answer is SUPPORTS.", S),         # not a verdict word: the phrase decides
+    ("The document does not address it, so the label is IRRELEVANT.", I),
     # failures: prose, unknown labels, hostile text
     ('The document neither supports nor contradicts the claim.', None),
     ('{"answer": "PARTIALLY SUPPORTS"}', None),
@@ -152,8 +162,26 @@ CLAIM_ROWS = [
      ["The sky is blue. It is also large.", "Grass is green."]),
     ("   Claims:   The sky is blue.   \n\n\n   Grass is green.   \n", ["The sky is blue.", "Grass is green."]),
     ("Claims: The sky is blue.\nClaims: The sky is blue.", ["The sky is blue."]),  # restated
-    ("Claims:\n1. The sky is blue.\n2. Grass is green.\n3. The Eiffel Tower was built in",  # cut at the token limit
-     ["The sky is blue.", "Grass is green."]),
+    # a last claim without a full stop is a claim: only a reply known to be cut drops it (counted; below)
+    ("Claims:\n1. The sky is blue.\n2. Grass is green.\n3. The Eiffel Tower is in Paris",
+     ["The sky is blue.", "Grass is green.", "The Eiffel Tower is in Paris"]),
+    # issue 27 Parsing 4: "Note that" / "Summary:" claims, "Claims: 1. X", a continuation after an item ending with ":"
+    ("Claims: The museum opened in 1990.\nClaims: Note that the museum closed in 2001.",
+     ["The museum opened in 1990.", "Note that the museum closed in 2001."]),
+    ("Claims:\n- The museum opened in 1990.\n- Summary: The museum is the largest in the region.",
+     ["The museum opened in 1990.", "The museum is the largest in the region."]),
+    ("Claims:\nThe museum opened in 1990.\nNote that admission is free.",
+     ["The museum opened in 1990.", "Note that admission is free."]),
+    ("Claims:\n- The museum opened in 1990.\n\nNote that these claims come from one paragraph.",
+     ["The museum opened in 1990."]),
+    ("Claims: 1. The museum opened in 1990.\nClaims: 2. It has three floors.",
+     ["The museum opened in 1990.", "It has three floors."]),
+    ("Claims:\n1. The report names two founders:\n   Ada Smith and John Doe.\n2. The museum opened in 1990.",
+     ["The report names two founders: Ada Smith and John Doe.", "The museum opened in 1990."]),
+    ("Claims:\n1. The report names two founders:\nAda Smith and John Doe.\n2. The museum opened in 1990.",
+     ["The report names two founders: Ada Smith and John Doe.", "The museum opened in 1990."]),
+    ("- **History:**\n  - The museum opened in 1990.\n  - It closed in 2001.",  # a colon item with sub-items: a heading
+     ["The museum opened in 1990.", "It closed in 2001."]),
     ("Claims:\n1. The year 1889 saw the tower open.", ["The year 1889 saw the tower open."]),
     ("Claims:\n1. The following year, sales rose.", ["The following year, sales rose."]),
     ("1. **Claim:** The sky is blue.\n2. **Claim:** Grass is green.", ["The sky is blue.", "Grass is green."]),
@@ -184,6 +212,16 @@ def test_parse_claims_reply_shapes(reply, expected):
         return
     assert claims == expected
     assert (error is not None) == (expected == [])
+
+
+def test_a_truncated_reply_drops_and_counts_its_cut_last_claim():
+    from conflict_eval.scorers.conflictscore.parse import _parse_claims
+
+    cut = "Claims:\n1. The sky is blue.\n2. Grass is green.\n3. The Eiffel Tower was built in"
+    assert _parse_claims(cut, truncated=True) == (["The sky is blue.", "Grass is green."], None, 0, 1)
+    assert _parse_claims(cut)[0][-1] == "The Eiffel Tower was built in" and _parse_claims(cut)[3] == 0
+    # cut right after a full stop: nothing is known to be lost
+    assert _parse_claims("Claims: A is B.\nClaims: C is D.", truncated=True)[2:] == (0, 0)
 
 
 def test_parse_claims_failure_reasons_and_cap():

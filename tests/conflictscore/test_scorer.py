@@ -56,15 +56,19 @@ def test_full_pipeline_calls_matrix_and_failures():
     assert score.value["claims"] == 2 and score.value["grader_calls"] == 7
     md = score.metadata
     assert md["label_matrix"] == [["SUPPORTS", "SUPPORTS", None], ["SUPPORTS", "CONTRADICTS", None]]
-    # claim 0: D+=2, D-=0 -> ratio 0; claim 1: D+=1, D-=1 -> conflicted, ratio 1/2
-    # CS-C = 1/2; CS-R = (0 + 1/2) / 2 = 1/4
-    assert score.value["cs_c"] == pytest.approx(0.5) and score.value["cs_r"] == pytest.approx(0.25)
+    # document 3 failed for both claims, so each claim is a range. Worst case (document 3 =
+    # CONTRADICTS): claim 0 D+=2, D-=1 -> conflicted, 1/3; claim 1 D+=1, D-=2 -> conflicted, 2/3:
+    # CS-C = 1, CS-R = 1/2. Best case (document 3 = SUPPORTS): claim 0 ratio 0; claim 1 conflicted,
+    # 1/3: CS-C = 1/2, CS-R = 1/6.
+    assert score.value["cs_c"] == pytest.approx(1.0) and score.value["cs_r"] == pytest.approx(0.5)
+    assert score.value["cs_c_best"] == pytest.approx(0.5) and score.value["cs_r_best"] == pytest.approx(1 / 6)
+    assert score.value["claims_undetermined"] == 2
     assert score.value["label_failures"] == 2
     assert all(f["reply"] == "not json at all" and f["document"] == 2 for f in md["label_failures"])
     assert md["cells"][4]["snippet"] == "dogs never purr"
     assert "the evaluated model grades" in md["grader_source"]
     means = {s.name: list(s.metrics.values())[0].value for s in log.results.scores}
-    assert means["cs_c"] == pytest.approx(0.5) and means["label_failures"] == 2
+    assert means["cs_c"] == pytest.approx(1.0) and means["label_failures"] == 2
 
 
 def test_grader_role_does_the_grading():

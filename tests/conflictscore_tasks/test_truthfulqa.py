@@ -1,5 +1,6 @@
 """conflict_eval/truthfulqa_conflict and the reusable regeneration wrapper."""
 
+import math
 import json
 import random
 
@@ -49,8 +50,12 @@ def test_improve_harm_arithmetic_matches_table_5():
     assert m["improve_rate"] == pytest.approx(0.3721, abs=5e-5)
     assert m["harm_rate"] == pytest.approx(0.0386, abs=5e-5)
     assert m["net_improve"] == pytest.approx(0.032)
-    assert improve_harm([]) == {"orig_wrong": 0, "orig_correct": 0, "improve_rate": 0.0,
-                                "harm_rate": 0.0, "net_improve": 0.0}
+    empty = improve_harm([])
+    assert empty["orig_wrong"] == 0 and empty["orig_correct"] == 0
+    assert all(math.isnan(empty[k]) for k in ("improve_rate", "harm_rate", "net_improve"))
+    # issue 27 Scoring 5: nothing was wrong -> improve rate undefined (NaN), never 0
+    nothing_wrong = improve_harm([(True, True), (True, False)])
+    assert math.isnan(nothing_wrong["improve_rate"]) and nothing_wrong["harm_rate"] == 0.5
 
 
 DOCS = ["Cats sleep 16 hours a day.", "Cats never sleep.", "Paris is in France."]
@@ -144,7 +149,8 @@ def test_truthfulqa_task_end_to_end_with_scripted_models(shared_data):
     items = [(bool(s.scores["truthfulqa_settings"].value["rag"]), False) for s in samples
              if s.scores["truthfulqa_settings"].metadata["flagged"]]
     expected = improve_harm(items)
-    assert metrics["conflict_eval/regeneration_effect_harm_rate"] == expected["harm_rate"]
+    got = metrics["conflict_eval/regeneration_effect_harm_rate"]
+    assert got == expected["harm_rate"] or (math.isnan(got) and math.isnan(expected["harm_rate"]))
     assert any(flagged)
 
 
