@@ -28,10 +28,18 @@ only consulted when every stronger one found nothing.
    ``)`` and whitespace/end, or by a spaced dash: ``B. Paris``, ``- C) Rome``,
    ``B – The placenta`` (the shape of ConflictScore's Table 14 option lines).
 
-Rules 1-2 are *declarative*: the reply states its answer. If a declarative
-rule matches several times, the **last** match wins (a model that revises
-itself, "Answer: A ... no, Answer: B", means B); but a declaration that joins
-several letters ("Answer: B or C", "<a>A, D</a>", "the answer is (A) and (C)") is a failure
+Rules 1-2 are *declarative*: the reply states its answer. A declaration the
+reply quotes or reports from a document does not count while the reply makes
+one of its own (:func:`reported`: ``The answer is A. While the second passage
+suggests the answer is B`` gives A; ``<a>A</a> ... Document 2 contains
+'<a>B</a>'`` gives A); a reply whose only declarations are reported is read
+from those. Among the declarations that count, a final answer ("Final answer:
+C") outranks other answer phrases; if they still name different letters, the
+last one wins only when the reply revises itself in between ("Answer: A ...
+no, Answer: B", "Actually, the answer is B"); otherwise the reply declares two
+answers and the result is a failure with reason ``"ambiguous: the reply
+declares different answers (...)"``. A declaration that joins several letters
+("Answer: B or C", "<a>A, D</a>", "the answer is (A) and (C)") is a failure
 with reason ``"ambiguous: ..."``. Rules 3-5 are *loose*: they
 also match option listings and mentions ("(A) is wrong, (B) fits"). A loose
 rule therefore only decides when all of its matches name the same allowed
@@ -95,6 +103,8 @@ Examples
 'B'
 >>> parse_choice("I think (A) fits, but the answer is C.").letter
 'C'
+>>> parse_choice("The answer is A. While the second passage suggests the answer is B.").letter
+'A'
 >>> parse_choice("A man went to the market.").reason
 'no choice letter found'
 >>> parse_choice("Final answer: E").ok
@@ -126,7 +136,9 @@ __all__ = [
     "loggable",
     "loggable_output",
     "parse_choice",
+    "reported",
     "restore_prefill",
+    "revised",
     "tag_bodies",
 ]
 
@@ -341,6 +353,90 @@ def tag_bodies(text: str, names: str | Sequence[str], pos: int = 0) -> list[Tag]
 
 
 # --------------------------------------------------------------------------
+# Declarations quoted or reported from documents (shared by the answer parsers)
+
+#: What a document is called in a reply: "Document 2", "the second passage",
+#: "Passage [3]", "the evidence", "the retrieved text", "the search results".
+_SOURCE_REF = (
+    r"(?<!my )(?<!our )(?<!own )\b(?:documents?|docs?|passages?|paragraphs?|evidence|contexts?|sources?"
+    r"|articles?|snippets?|excerpts?|texts?|statements?|results?|knowledge|information|wikipedia)\b"
+    r"(?:[ \t]*(?:\[?#?\d{1,3}\]?|[A-Z]\b))?"
+)
+#: A particular document ("according to Document 2"); "according to the
+#: evidence" is how replies echo the End-to-End prompt, the reply's own answer.
+_DOCUMENT_REF = (
+    r"\b(?:documents?|docs?|passages?|paragraphs?|sources?|articles?|snippets?|excerpts?|results?)\b"
+    r"(?:[ \t]*(?:\[?#?\d{1,3}\]?|[A-Z]\b))?"
+)
+#: Verbs that report what a document says (not the reply's own conclusion:
+#: "shows", "supports", "based on" are left out).
+_REPORT_VERB = (
+    r"(?:says?|said|states?|stated|suggests?|suggested|claims?|claimed|contains?|mentions?|mentioned"
+    r"|reports?|reported|indicates?|indicated|implies|implied|argues?|asserts?|lists?|listed|reads?"
+    r"|writes?|wrote|gives?|gave|names?|named|points?[ \t]+to|puts?[ \t]+it|has|had)"
+)
+_REPORTED_TAIL = re.compile(
+    rf"(?:{_SOURCE_REF}[^.!?\n;]{{0,40}}?[ \t]+(?:\w+[ \t]+)?{_REPORT_VERB}"
+    rf"|\baccording[ \t]+to[ \t]+(?:\w+[ \t]+){{0,2}}?{_DOCUMENT_REF}[^.!?\n;]{{0,40}}?)"
+    r"(?:[ \t]+that)?[ \t:,\"'“‘`*_(]*(?:(?:the|a|an|another|different|other|new|correct|right|best|final|only)[ \t]+){0,3}$",
+    re.IGNORECASE,
+)
+_REPORT_WINDOW = 160
+
+#: Words by which a reply revises an earlier declaration ("Answer: A ... wait,
+#: Answer: B", "Actually, the answer is B", "<a>A</a> no, <a>C</a>").
+_REVISION_RE = re.compile(
+    r"\b(?:actually|wait|no[,.!:;]|correction|scratch[ \t]+that|on[ \t]+(?:second[ \t]+thought|reflection)"
+    r"|upon[ \t]+(?:reflection|review)|(?:I[ \t]+was|that[ \t]+is|that['’]s|this[ \t]+is)[ \t]+(?:wrong|incorrect)"
+    r"|mistake|reconsider\w*|re-?reading|correcting)",
+    re.IGNORECASE,
+)
+
+
+def revised(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` revises an earlier declaration ("Actually",
+    "wait", "no,", "on second thought", "that is wrong", ...).
+
+    >>> revised("Answer: A. Actually, the answer is B", 9, 22), revised("Answer: A. The answer is B", 9, 15)
+    (True, False)
+    """
+    return _REVISION_RE.search(text, start, max(start, end)) is not None
+
+
+def reported(text: str, start: int) -> bool:
+    """Whether a declaration starting at ``start`` quotes or reports a document
+    rather than stating the reply's own answer.
+
+    Reported: inside double quotes on its line (``Document 2 says "the answer
+    is B"``), right after an opening quote (``contains '<a>B</a>'``), on a
+    markdown block-quote line (``> ...``), or governed by a document and a
+    reporting verb in its sentence (``the second passage suggests the answer
+    is B``, ``Document 2 contains <a>B</a>``, ``According to Document 2, the
+    answer is B``). "Based on the evidence, the answer is B" is the reply's
+    own conclusion. Looks at most :data:`_REPORT_WINDOW` characters back.
+
+    >>> text = "The answer is A. While the second passage suggests the answer is B."
+    >>> reported(text, 0), reported(text, text.rindex("answer"))
+    (False, True)
+    >>> text = "<a>A</a> ... Document 2 contains '<a>B</a>'"
+    >>> reported(text, 0), reported(text, text.rindex("<a>"))
+    (False, True)
+    """
+    line_start = text.rfind("\n", 0, start) + 1
+    if text[line_start:start].lstrip(" \t").startswith(">"):
+        return True
+    window_start = max(line_start, start - _REPORT_WINDOW)
+    before = text[window_start:start]
+    if before.count('"') % 2 or before.rfind("“") > before.rfind("”"):
+        return True
+    stripped = before.rstrip(" \t")
+    if stripped.endswith(("'", "‘")) and not stripped.endswith(("s'", "S'")):
+        return True
+    cut = max(before.rfind(". "), before.rfind("! "), before.rfind("? "), before.rfind(";"))
+    return _REPORTED_TAIL.search(before, cut + 1 if cut >= 0 else 0) is not None
+
+
+# --------------------------------------------------------------------------
 # Letter-set handling
 
 
@@ -482,7 +578,8 @@ def _more_letters(text: str, letter: str, at: int, end: int | None) -> tuple[str
     return tuple(more)
 
 
-Candidate = tuple[str, int, tuple[str, ...]]  # letter, offset, further joined letters
+Candidate = tuple[str, int, tuple[str, ...], int, bool]
+"""letter, offset, further joined letters, where the declaration starts, whether it is a final answer"""
 
 
 def _rule_tag(text: str) -> list[Candidate]:
@@ -490,7 +587,8 @@ def _rule_tag(text: str) -> list[Candidate]:
     for tag in tag_bodies(text, _ANSWER_TAGS):
         got = _read_letter(text, tag.start, tag.end)
         if got is not None:
-            found.append((*got, _more_letters(text, *got, tag.end)))
+            opening = text.rfind("<", 0, tag.start)
+            found.append((*got, _more_letters(text, *got, tag.end), opening, True))
     return found
 
 
@@ -521,12 +619,13 @@ def _rule_phrase(text: str) -> list[Candidate]:
             continue  # "answer(s)": a bracket glued to the word is not a choice
         got = _read_letter(text, end)
         if got is not None:
-            found.append((*got, _more_letters(text, *got, None)))
+            final = text[m.start():m.start() + 5].lower() == "final"
+            found.append((*got, _more_letters(text, *got, None), m.start(), final))
     for m in _VERDICT_AFTER_RE.finditer(text):
         letter = m.group(1)
         if letter in "ai" or not _verdict_subject(text, m.start()):
             continue  # "a is ...", "Vitamin C is the best": not a choice
-        found.append((letter, m.start(1), ()))
+        found.append((letter, m.start(1), (), m.start(), False))
     found.sort(key=lambda c: c[1])
     return found
 
@@ -670,23 +769,42 @@ def parse_choice(
     return parsed
 
 
+def _decide(text: str, allowed: str, method: Method, found: list[Candidate]) -> ChoiceParse:
+    """One letter from a rule's declarations (in text order): final-answer
+    declarations outrank the others; among the rest the last one counts when
+    they agree or when a revision ("Actually, ...", "no, ...") stands between
+    it and the last declaration of another letter, else the reply is ambiguous."""
+    finals = [c for c in found if c[4]]
+    if finals and len(finals) < len(found) and method == "phrase":
+        found = finals
+    letter, at, more, start, _ = found[-1]
+    up = letter.upper()
+    if more:
+        named = ", ".join([up, *more])
+        return ChoiceParse.failure(f"ambiguous: the answer names several letters ({named})")
+    others = [c for c in found if c[0].upper() != up]
+    if others and not revised(text, others[-1][1] + 1, start):
+        named = ", ".join(dict.fromkeys(c[0].upper() for c in found))
+        return ChoiceParse.failure(f"ambiguous: the reply declares different answers ({named})")
+    if up not in allowed:
+        return ChoiceParse.failure(
+            f"letter {up!r} is not one of the allowed choices {_describe_letters(allowed)}"
+        )
+    return ChoiceParse(letter=up, ok=True, span=(at, at + 1), method=method, index=allowed.index(up))
+
+
 def _parse_choice(text: str, allowed: str, options: Sequence[str] | None) -> ChoiceParse:
-    # Declarative rules: the last match wins; an invalid letter is a failure.
-    for method, rule in _DECLARATIVE_RULES:
-        found = rule(text)
+    # Declarative rules: the model's own declarations (not text quoted or
+    # reported from a document) of the strongest rule that has any decide;
+    # an invalid letter is a failure.
+    declared = [(method, rule(text)) for method, rule in _DECLARATIVE_RULES]
+    for method, found in declared:
+        own = [c for c in found if not reported(text, c[3])]
+        if own:
+            return _decide(text, allowed, method, own)
+    for method, found in declared:  # only reported declarations: they are all the reply says
         if found:
-            letter, at, more = found[-1]
-            up = letter.upper()
-            if more:
-                named = ", ".join([up, *more])
-                return ChoiceParse.failure(f"ambiguous: the answer names several letters ({named})")
-            if up not in allowed:
-                return ChoiceParse.failure(
-                    f"letter {up!r} is not one of the allowed choices {_describe_letters(allowed)}"
-                )
-            return ChoiceParse(
-                letter=up, ok=True, span=(at, at + 1), method=method, index=allowed.index(up)
-            )
+            return _decide(text, allowed, method, found)
 
     # Loose rules: decide only when all matches agree.
     ambiguous: list[str] | None = None
@@ -774,7 +892,9 @@ def first_tagged_answer(reply: str) -> tuple[str | None, str | None]:
 
     Returns ``(segment, None)`` or ``(None, reason)``. The **first** closed tag
     counts: a model that goes on to invent further examples writes more tags
-    after its answer. A reply that opens ``<a>`` but never closes it (small
+    after its answer. A tag the reply quotes from a document (``Document 2
+    contains '<a>B</a>'``, see :func:`reported`) does not count while the
+    reply has a tag of its own. A reply that opens ``<a>`` but never closes it (small
     models often stop after "C. Great Britain"; a chat reply cut at the token
     limit stops after "The final answer is: <a>A") is read from that ``<a>``
     up to the end of its line. No tag, or an empty answer, is a failure. Only
@@ -805,7 +925,8 @@ def first_tagged_answer(reply: str) -> tuple[str | None, str | None]:
         if not first_line.strip():
             return None, "no <a>...</a> answer"
         return f"<a>{first_line.strip()}</a>", None
-    body = tags[0].body(reply)
+    own = [t for t in tags if not reported(reply, reply.rfind("<", 0, t.start))]
+    body = (own or tags)[0].body(reply)
     if not body.strip():
         return None, "empty <a></a> answer"
     return f"<a>{body.strip()}</a>", None

@@ -875,13 +875,32 @@ def _find_last(low: str, needle: str, end: int | None = None) -> int:
     return low.rfind(needle, 0, len(low) if end is None else end)
 
 
+def _find_last_own(text: str, low: str, needle: str, end: int | None = None) -> int:
+    """The last ``needle`` the reply writes itself, not quoted or reported from
+    a paragraph (:func:`conflict_eval.answers.reported`); the last of all when
+    every one is reported; -1 when there is none."""
+    from conflict_eval.answers import reported
+
+    last = at = _find_last(low, needle, end)
+    while at >= 0:
+        if not reported(text, at):
+            return at
+        at = _find_last(low, needle, at)
+    return last
+
+
 def parse_answer(reply: str) -> Answer:
     """Parse "So the answer is: (1) Paraphrase Answer: ...; (2) Answer List: [...]".
 
     Reads the last :data:`MAX_ANSWER_CHARS` characters; labels are found
     case-insensitively and markdown emphasis (``**``, ``__``, backticks) is
     ignored; the last "Answer List" of the reply counts (few-shot echoes and
-    restatements come first). The answer list is preferred; when it is
+    restatements come first), leaving out one the reply quotes or reports
+    from a paragraph (``Paragraph 2 gives the Answer List: ["Alice"]``, a
+    quoted or block-quoted answer line: see
+    :func:`conflict_eval.answers.reported`) while the reply has one of its
+    own. (Two answer lines of its own: the last counts, as AtomR's few-shot
+    prompts make models echo an example's answer line before their own.) The answer list is preferred; when it is
     missing, empty with a non-Unknown paraphrase, or cut off before its
     first item, the paraphrase becomes a one-item list (AtomR's fallback). A
     list cut off at the token limit keeps its complete items. A reply with
@@ -898,8 +917,8 @@ def parse_answer(reply: str) -> Answer:
     for mark in ("**", "__", "`"):
         text = text.replace(mark, "")
     low = text.lower()
-    li = _find_last(low, "answer list")
-    pi = _find_last(low, "paraphrase answer", li if li >= 0 else None)
+    li = _find_last_own(text, low, "answer list")
+    pi = _find_last_own(text, low, "paraphrase answer", li if li >= 0 else None)
     para = ""
     if pi >= 0:
         start = pi + len("paraphrase answer")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from conflict_eval.answers import clip
+from conflict_eval.answers import clip, reported, revised
 from conflict_eval.text_metrics import normalize_squad
 
 
@@ -53,10 +53,11 @@ def _is_verdict(text: str, m: re.Match) -> bool:
     return nxt is None or nxt.group(1).lower() not in _NO_IDIOMS
 
 
-def _labelled(text: str, tokens: dict[int, str]) -> str | None:
-    """The yes/no of the last answer label: "Answer: No", "the answer is yes",
-    "Final verdict - no", "The answer to the question is definitely yes"."""
-    found = None
+def _labels(text: str, tokens: dict[int, str]) -> list[tuple[int, int, str]]:
+    """Every answer label and its yes/no: ``(label start, token start, value)``
+    for "Answer: No", "the answer is yes", "Final verdict - no", "The answer
+    to the question is definitely yes"."""
+    found = []
     for m in _LABEL_RE.finditer(text):
         window_end = min(len(text), m.end() + 80)
         stop = text.find("\n", m.end(), window_end)
@@ -73,8 +74,25 @@ def _labelled(text: str, tokens: dict[int, str]) -> str | None:
                     pos += 1
                 break
         if pos in tokens:
-            found = tokens[pos]
+            found.append((m.start(), pos, tokens[pos]))
     return found
+
+
+def _own(text: str, found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The declarations the reply makes itself; all of them when every one is
+    quoted or reported from a document (:func:`conflict_eval.answers.reported`)."""
+    own = [f for f in found if not reported(text, f[0])]
+    return own or found
+
+
+def _agreeing(text: str, found: list[tuple[int, int, str]]) -> str | None:
+    """The last value, unless an earlier one differs and the reply does not
+    revise itself in between; ``None`` for two different answers."""
+    last_start, _, value = found[-1]
+    others = [f for f in found if f[2] != value]
+    if others and not revised(text, others[-1][1] + 1, last_start):
+        return None
+    return value
 
 
 def parse_yes_no(reply: str) -> Parsed:
@@ -87,14 +105,19 @@ def parse_yes_no(reply: str) -> Parsed:
       "no" as a determiner ("No doubt, yes", "there is no evidence", "no
       longer": the word after it is in a list of such nouns/idioms) and not a
       restated question ("yes or no", "yes/no", "Yes or no?");
-    * an **answer label** decides first: the token right after the last
+    * an **answer label** decides first: the token right after an
       "answer"/"verdict"/"conclusion" + "is"/"be"/":"/"-" ("Answer: No",
       "I think the answer is no.", "The final answer to the question is
-      definitely yes");
+      definitely yes"). A label quoted or reported from a document ("the
+      second passage says the answer is no") does not count while the reply
+      has one of its own; when the reply's own labels differ, the last wins
+      only after a revision ("Actually, the answer is no"), else the reply
+      is ambiguous;
     * else a **leading** verdict decides: the reply's first word after light
       markup ("**Yes**", "yes.", "No, it is not", "Yes, ... however no ...");
-    * else every verdict token in the reply must agree; yes and no both is a
-      failure ("ambiguous"), none is a failure ("neither").
+    * else every verdict token in the reply must agree (tokens reported from
+      a document left out, when others remain); yes and no both is a failure
+      ("ambiguous"), none is a failure ("neither").
 
     Total and linear: any string gives a :class:`Parsed`; only the first
     :data:`~conflict_eval.answers.MAX_REPLY_CHARS` characters are read.
@@ -111,6 +134,8 @@ def parse_yes_no(reply: str) -> Parsed:
     'ambiguous: both yes and no'
     >>> parse_yes_no("Nobody knows").reason
     'neither yes nor no'
+    >>> parse_yes_no("The answer is yes. While Document 2 says the answer is no, it is outdated.").value
+    'yes'
     """
     reply = clip(reply or "", "head")
     if not reply.strip():
@@ -127,15 +152,18 @@ def parse_yes_no(reply: str) -> Parsed:
             tokens[m.start()] = m.group(1).lower()
     if not tokens:
         return Parsed.fail("neither yes nor no")
-    labelled = _labelled(reply, tokens)
-    if labelled is not None:
-        return Parsed(labelled, True)
+    labels = _labels(reply, tokens)
+    if labels:
+        value = _agreeing(reply, _own(reply, labels))
+        if value is None:
+            return Parsed.fail("ambiguous: the reply's answers say both yes and no")
+        return Parsed(value, True)
     lead = 0
     while lead < len(reply) and reply[lead] in _MARKUP:
         lead += 1
     if lead in tokens:
         return Parsed(tokens[lead], True)
-    found = set(tokens.values())
+    found = {value for _, _, value in _own(reply, [(at, at, v) for at, v in tokens.items()])}
     if len(found) == 1:
         return Parsed(found.pop(), True)
     return Parsed.fail("ambiguous: both yes and no")
