@@ -84,3 +84,45 @@ def test_strict_em_and_breakdowns_by_hand(shared_data, tmp_path, log_dir):
     assert metrics["single_answer"] == pytest.approx(2 / 3)
     assert metrics["with_misinformation"] == pytest.approx(0.6)
     assert metrics["without_misinformation"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("method,calls", [("end_to_end", 1), ("standard_rag", 1), ("astuterag", 3),
+                                          ("microact", None)])
+def test_document_methods_run_on_ramdocs(shared_data, log_dir, method, calls):
+    """Methods that take documents get every RAMDocs document of the sample."""
+    path = shared_data / "ramdocs" / "sample.jsonl"
+    row = json.loads(path.read_text().splitlines()[68])  # ambiguous, 8 documents incl. misinformation
+    golds = row["gold_answers"]
+
+    def reply(prompt):
+        if "<f>" in prompt or "**Thought:**" in prompt or "### Task" in prompt:
+            return "<f>terminate()</f>"  # Micro-Act: stop at once, then the final answer
+        return ", ".join(golds) + "</a>"
+
+    model = scripted_model(reply)
+    from conflict_eval.plugins.ramdocs.dataset import load_ramdocs
+
+    sample_id = next(r.id for r in load_ramdocs(path) if r.question == row["question"])
+    [log] = inspect_eval("conflict_eval/run", task_args={"method": method, "dataset": "ramdocs",
+                                                         "scorer": "strict_em", "path": str(path)},
+                         model=model, sample_id=sample_id, log_dir=log_dir, display="none")
+    assert log.status == "success", log.error
+    prompts = "\n".join(m.text for call in model.script.calls for m in call)
+    for doc in row["documents"]:  # every document reached the model
+        assert doc["text"] in prompts
+    if calls is not None:
+        assert len(model.script.calls) == calls
+    [sample] = log.samples
+    assert sample.scores["ramdocs_strict_em"].value["strict_em"] == 1
+
+
+@pytest.mark.parametrize("method,message", [
+    ("cot", "cot needs multiple-choice items"),
+    ("conflict_exposure", "this method runs on the polluted_kb dataset"),
+    ("conflictqa_mc", "has no options; this method asks a multiple-choice question"),
+])
+def test_methods_that_cannot_take_ramdocs_say_why(shared_data, log_dir, method, message):
+    [log] = inspect_eval("conflict_eval/run", task_args={"method": method, "dataset": "ramdocs", "scorer": "strict_em",
+                                                         "path": str(shared_data / "ramdocs" / "sample.jsonl")},
+                         model=scripted_model(lambda p: "x"), limit=1, log_dir=log_dir, display="none")
+    assert log.status == "error" and message in log.error.message
