@@ -14,6 +14,10 @@ from conflict_eval.plugins.polluted_kb.rag import (
     sample_retriever,
 )
 
+from conflict_eval.plugins.end_to_end.solver import finish_prefilled_answer
+from conflict_eval.plugins.standard_rag.documents import answer_prompt, given_documents, has_kb
+from conflict_eval.records import ConflictQA
+
 from .prompts import CONSOLIDATE_TEMPLATE, FIRST_ROUND, INTERNAL_TEMPLATE
 
 
@@ -47,11 +51,17 @@ def astuterag(k: int = 5, retriever: str = "dense", n_internal: int = 1, iterati
         raise ValueError(f"k, n_internal and iterations must be positive; got {k}, {n_internal}, {iterations}")
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        record = kb_record(state)
+        given = not has_kb(state.metadata_as(ConflictQA))
+        if given:  # the dataset ships its documents (e.g. RAMDocs): use them all
+            record = state.metadata_as(ConflictQA)
+            hits = given_documents(record, "astuterag")
+        else:
+            record = kb_record(state)
         store = state.store_as(AstuteRAGStore)
         model = get_model()
-        hits = sample_retriever(record, retriever).search(record.question, k=k)
-        record_retrieval(state, [record.question], [h.id for h in hits])
+        if not given:
+            hits = sample_retriever(record, retriever).search(record.question, k=k)
+            record_retrieval(state, [record.question], [h.id for h in hits])
         store.internal = (await model.generate(
             INTERNAL_TEMPLATE.format(n=n_internal, question=record.question))).completion
         context = initial_context(store.internal, hits)
@@ -62,6 +72,12 @@ def astuterag(k: int = 5, retriever: str = "dense", n_internal: int = 1, iterati
             store.consolidated.append(last)
         transcript().info({"internal": store.internal, "consolidated": store.consolidated},
                           source="astuterag")
+        if given:  # the dataset's own question over the consolidated context
+            prompt = answer_prompt(record, last or "(empty)")
+            state.messages = [ChatMessageUser(content=prompt)]
+            state = await generate(state)
+            finish_prefilled_answer(state, prompt)
+            return state
         prompt = QUESTION_TEMPLATE.format(question=record.question, documents=last or "(empty)",
                                           answer=record.extra["candidate"])
         state.messages = [ChatMessageUser(content=prompt)]

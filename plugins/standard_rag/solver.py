@@ -1,9 +1,15 @@
-"""Plain RAG baseline: top-k retrieval with the question, one Figure 3 yes/no call."""
+"""Plain RAG baseline: top-k retrieval with the question, one Figure 3 yes/no call.
+
+On a dataset that ships its documents (e.g. RAMDocs) there is nothing to
+retrieve: every given document is used, and the dataset's own question is
+asked (see :mod:`.documents`).
+"""
 
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from conflict_eval.plugins.end_to_end.solver import finish_prefilled_answer
 from conflict_eval.plugins.polluted_kb.rag import (
     check_retriever,
     final_prompt,
@@ -11,14 +17,18 @@ from conflict_eval.plugins.polluted_kb.rag import (
     record_retrieval,
     sample_retriever,
 )
+from conflict_eval.records import ConflictQA
+
+from .documents import documents_prompt, given_documents, has_kb
 
 
 @solver
 def standard_rag(k: int = 5, retriever: str = "dense") -> Solver:
-    """Retrieve the top ``k`` documents for the question and ask once.
+    """Retrieve the top ``k`` documents for the question and ask once (on a
+    dataset with its own documents: all of them, the dataset's question).
 
     Args:
-        k: documents retrieved (§4.3: 5).
+        k: documents retrieved (§4.3: 5); not used on given documents.
         retriever: ``dense`` (all-MiniLM-L6-v2) or ``bm25``.
     """
     check_retriever(retriever)
@@ -26,6 +36,15 @@ def standard_rag(k: int = 5, retriever: str = "dense") -> Solver:
         raise ValueError(f"k must be positive, got {k}")
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if not has_kb(state.metadata_as(ConflictQA)):
+            record = state.metadata_as(ConflictQA)
+            docs = given_documents(record, "standard_rag")
+            transcript().info({"given_documents": len(docs)}, source="standard_rag")
+            prompt = documents_prompt(record, docs)
+            state.messages = [ChatMessageUser(content=prompt)]
+            state = await generate(state)
+            finish_prefilled_answer(state, prompt)
+            return state
         record = kb_record(state)
         hits = sample_retriever(record, retriever).search(record.question, k=k)
         record_retrieval(state, [record.question], [h.id for h in hits])

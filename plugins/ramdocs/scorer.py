@@ -1,0 +1,107 @@
+"""``strict_em``: RAMDocs strict exact match, with its breakdowns.
+
+Per sample the score value is a dict:
+
+* ``strict_em`` 1 if the answer contains every gold answer and none of the
+  wrong answers (:func:`.metrics.strict_em`), else 0. A reply whose answer
+  could not be read counts 0 here *and* in ``parse_failure``.
+* ``parse_failure`` 1 if the method said its reply has no readable answer
+  (store key ``answer_parse_failure``, e.g. MADAM-RAG's aggregator wrote no
+  ``All Correct Answers: [...]`` list).
+* ``gold_recall`` share of the gold answers found (NaN if none is checkable).
+* ``wrong_included`` 1 if a wrong answer was found.
+
+What is read: the store key ``answer_text`` if the method set it (MADAM-RAG
+puts the aggregator's answer list there), else the reply's ``<a>`` tag, else
+the whole reply (:func:`conflict_eval.scorers.text_match.scorer.extract_answer`).
+
+Metrics: the mean (and stderr) of each key over all samples, and for
+``strict_em`` and ``parse_failure`` the mean per group: ``ambiguous`` /
+``single_answer`` and ``with_misinformation`` / ``without_misinformation``
+(from the record's ``extra``; a sample without them is an error naming it).
+"""
+
+from __future__ import annotations
+
+import math
+
+from inspect_ai.scorer import SampleScore, Score, Scorer, Target, mean, metric, scorer, stderr
+from inspect_ai.solver import TaskState
+
+from conflict_eval.scorers.text_match.scorer import extract_answer
+from conflict_eval.text_metrics import NORMALIZERS
+
+from .metrics import breakdown, group_of, strict_em_parts
+
+ANSWER_TEXT_KEY = "answer_text"
+PARSE_FAILURE_KEY = "answer_parse_failure"
+
+
+def _groups(s: SampleScore) -> tuple[str, str]:
+    extra = (s.sample_metadata or {}).get("extra") or {}
+    try:
+        return group_of(extra)
+    except KeyError as exc:
+        raise ValueError(f"strict_em: sample {s.sample_id!r} has no extra.{exc.args[0]}; the "
+                         "breakdowns need RAMDocs records (-T dataset=ramdocs)") from None
+
+
+@metric
+def by_group():
+    """Mean per RAMDocs group (ambiguous, single_answer, with/without_misinformation)."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        return breakdown((float(s.score.as_float()), _groups(s)) for s in scores)
+
+    return compute
+
+
+@metric
+def nan_mean():
+    """Mean over samples whose value is a number (NaN values left out; all NaN -> NaN)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        values = [float(s.score.as_float()) for s in scores]
+        values = [v for v in values if not math.isnan(v)]
+        return sum(values) / len(values) if values else math.nan
+
+    return compute
+
+
+@scorer(metrics={
+    "strict_em": [mean(), stderr(), by_group()],
+    "parse_failure": [mean(), by_group()],
+    "gold_recall": [nan_mean()],
+    "wrong_included": [mean()],
+})
+def ramdocs_strict_em(normalizer: str = "squad") -> Scorer:
+    """Strict exact match: every gold answer and no wrong answer (RAMDocs)."""
+    if normalizer not in NORMALIZERS:
+        raise ValueError(f"strict_em: unknown normalizer {normalizer!r}; available: {', '.join(NORMALIZERS)}")
+
+    async def score(state: TaskState, target: Target) -> Score:
+        extra = (state.metadata or {}).get("extra") or {}
+        if "wrong_answers" not in extra:
+            raise ValueError(f"strict_em: sample {state.sample_id!r} has no extra.wrong_answers; "
+                             "strict EM needs RAMDocs records (-T dataset=ramdocs)")
+        golds, wrongs = list(target.target), list(extra["wrong_answers"])
+        reply = state.output.completion
+        failure = state.store.get(PARSE_FAILURE_KEY)
+        answer_text = state.store.get(ANSWER_TEXT_KEY)
+        if failure:
+            return Score(
+                value={"strict_em": 0, "parse_failure": 1, "gold_recall": math.nan, "wrong_included": 0},
+                answer=None,
+                explanation=f"parse failure: {failure}",
+                metadata={"reply": reply, "parse_failure_reason": str(failure)},
+            )
+        answer = extract_answer(answer_text if answer_text is not None else reply)
+        em, recall, wrong = strict_em_parts(answer, golds, wrongs, normalizer)
+        return Score(
+            value={"strict_em": em, "parse_failure": 0, "gold_recall": recall, "wrong_included": int(wrong > 0)},
+            answer=answer,
+            explanation=f"strict_em={em:g}: gold {golds}, wrong {wrongs}",
+            metadata={"reply": reply, "normalizer": normalizer},
+        )
+
+    return score
