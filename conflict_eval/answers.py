@@ -80,7 +80,9 @@ whitespace differences between words. Matching is attempted in the body of
 the last answer tag, then in the rest of the line after the last word
 "answer", then in the whole reply; the first of these scopes in which any
 option matches decides. Exactly one matching option gives ``ok=True`` with
-``method="option_text"``; more than one is ``"ambiguous"``. An occurrence that
+``method="option_text"``; more than one is ``"ambiguous"`` (unless they all
+have the same text -- an item that lists one text under two letters -- when
+the first of those letters is given). An occurrence that
 lies inside an occurrence of a longer matching option does not count ("Paris,
 Texas" does not also match the option "Paris"). The fallback is *not* used
 when a letter was found but was ambiguous, or when a declarative rule named a
@@ -649,6 +651,10 @@ _LOOSE_RULES = (
 # Option-text fallback
 
 
+def _option_key(option: str) -> str:
+    return " ".join(option.split()).casefold()
+
+
 def _option_pattern(option: str) -> re.Pattern[str] | None:
     words = re.findall(r"\w+", option)
     if not words:
@@ -701,6 +707,11 @@ def _option_fallback(text: str, allowed: str, options: Sequence[str]) -> ChoiceP
         matched = _match_options(text, start, end, patterns)
         if len(matched) == 1:
             index, span = matched[0]
+            return ChoiceParse(
+                letter=allowed[index], ok=True, span=span, method="option_text", index=index
+            )
+        if len(matched) > 1 and len({_option_key(options[i]) for i, _ in matched}) == 1:
+            index, span = matched[0]  # one text listed under several letters: the first
             return ChoiceParse(
                 letter=allowed[index], ok=True, span=span, method="option_text", index=index
             )

@@ -129,13 +129,15 @@ def choice_scores(reply: str, rec: ConflictQA, failure: str | None = None) -> di
     segment where it has one); ``failure`` a method-level parse failure.
     """
     from conflict_eval.answers import parse_choice
+    from conflict_eval.scorers.choice_accuracy.scorer import choice_values
 
     letters = LETTERS[: len(rec.options) or 4]
     if failure is None:
         parsed = parse_choice(reply, letters, options=list(rec.options) or None)
         if parsed.ok:
-            return {"accuracy": int(parsed.letter == rec.gold_option), "parse_failure": 0,
-                    "misled": int(rec.conflict_option is not None and parsed.letter == rec.conflict_option)}
+            accuracy, misled, _ = choice_values(parsed.letter, rec.gold_option, rec.conflict_option,
+                                                list(rec.options) or None)
+            return {"accuracy": accuracy, "parse_failure": 0, "misled": misled}
     return {"accuracy": 0, "parse_failure": 1, "misled": 0}
 
 

@@ -19,19 +19,30 @@ the *last* answer counts (Self-Ask, Comparative).
 '<a>B</a>'
 >>> parse_cot("<t>The evidence says A. So (A).").reason
 'thought not closed with </t>'
+>>> parse_cot("<t>The evidence says A. **Answer:** <a>A</a>").answer
+'<a>A</a>'
 """
 
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass, field
 
-from conflict_eval.answers import clip, first_tagged_answer, tag_bodies
+from conflict_eval.answers import clip, first_tagged_answer, parse_choice, reported, tag_bodies
 
 _T_CLOSE = re.compile(r"</t>", re.I)
 _FINAL_PHRASE = re.compile(r"so the final answer is", re.I)
 _FOLLOW_UP = re.compile(r"follow[ \t]*up[ \t]*:", re.I)
-_COMPARATIVE = re.compile(r"ANSWER[ \t]*([12])[ \t]*(?:[:：][ \t]*)?(\S[^\n]*)", re.I)
+_COMPARATIVE_LABEL = re.compile(r"\bANSWER[ \t]*([12])(?![0-9])", re.I)
+_LABEL_QUALIFIER = re.compile(
+    r"\([^)\n]{0,80}\)|(?:solely[ \t]+)?(?:based[ \t]+on|from|using)\b[^:.\n]{0,60}", re.I)
+_LABEL_MARKUP = " \t*_"
+_NEXT_LABEL = re.compile(r"\bANSWER[ \t]*[12](?![0-9])|\bfinal[ \t]+answer\b", re.I)
+_A_TAG = re.compile(r"</?a[ \t]*>", re.I)
+#: A whole reply that is one option letter: "B", "**B**", "(b).", "Answer: B".
+_BARE_ANSWER = re.compile(
+    r"(?:[*_]{0,2}answer[*_]{0,2}[ \t]{0,3}[:：][*_]{0,2}[ \t]{0,3})?[*_\"'`(\[]{0,3}([A-Za-z])[*_\"'`)\].]{0,4}", re.I)
 _INPUT = re.compile(r"^[ \t]*Input[ \t]*:", re.M)
 
 
@@ -91,14 +102,38 @@ def parse_few_shot(reply: str) -> Extraction:
     return Extraction(segment, parts={"unclosed_tag": True} if unclosed else {})
 
 
+def _letter_or_text(body: str) -> str:
+    """What an answer tag says, for comparing tags: its letter when one is read
+    (``B``, ``(b)``, ``B. Paris``), else its text, white space and case folded."""
+    parsed = parse_choice(body, string.ascii_uppercase)
+    return parsed.letter if parsed.ok else " ".join(body.split()).casefold()
+
+
 def parse_cot(reply: str) -> Extraction:
     """CoT (Fig. 12) and GKP's answer phase (Fig. 16): ``<t>thought</t>`` and
-    then ``<a>answer</a>``. The thought must be closed; the answer is the first
-    ``<a>...</a>`` after it (an ``<a>`` inside the thought does not count)."""
+    then ``<a>answer</a>``. With the thought closed, the answer is the first
+    ``<a>...</a>`` after it (an ``<a>`` inside the thought does not count).
+
+    A reply that never closes the thought (chat models often write
+    ``**Thought:** ... **Answer:** <a>A</a>`` with no ``</t>``) is read when it
+    is unambiguous: every non-empty answer tag it writes itself (not one it
+    quotes from a document, :func:`conflict_eval.answers.reported`) says the
+    same answer; ``parts["thought_unclosed"]`` is then set. Different answers
+    in such a reply are a failure: nothing marks which one is the thought's."""
     reply = clip(reply, "head")
     close = _T_CLOSE.search(reply)
     if close is None:
-        return _fail("thought not closed with </t>")
+        tags = [t for t in tag_bodies(reply, "a") if t.body(reply).strip()]
+        own = [t for t in tags if not reported(reply, reply.rfind("<", 0, t.start))] or tags
+        if not own:
+            return _fail("thought not closed with </t>")
+        said = dict.fromkeys(_letter_or_text(t.body(reply)) for t in own)
+        thought = reply[:reply.rfind("<", 0, own[0].start)].strip()
+        thought = thought[3:].strip() if thought.lower().startswith("<t>") else thought
+        if len(said) > 1:
+            return _fail(f"thought not closed with </t> and its answer tags differ ({', '.join(said)})",
+                         thought=thought)
+        return Extraction(_tag(own[-1].body(reply)), parts={"thought": thought, "thought_unclosed": True})
     thought = reply[: close.start()]
     opened = thought.lower().find("<t>")
     thought = thought[opened + 3:] if opened >= 0 else thought
@@ -131,14 +166,77 @@ def parse_self_ask(reply: str) -> Extraction:
     return _fail("no <a>...</a> answer and no 'So the final answer is'", follow_ups=follow_ups)
 
 
+def _comparative_parts(reply: str) -> dict[str, str]:
+    """``answer1`` / ``answer2``: what follows each label, without the label.
+
+    A label is ``ANSWER1``/``ANSWER 2`` (any case, in markup), an optional
+    qualifier (``(context)``, ``based on the context``, ``from my own
+    knowledge``) and a separator (``:``, ``-``, ``=``); its value runs to the
+    next label or "final answer" on the line, or is the next line when the
+    label ends its line. A mention without a separator (the model echoing the
+    instruction "ANSWER1 solely based on the given context and ANSWER2 ...")
+    is not a label. Markup and ``<a>`` tags are removed from the value; the last
+    value of each label counts."""
+    parts: dict[str, str] = {}
+    for m in _COMPARATIVE_LABEL.finditer(reply):
+        start = _label_value_start(reply, m.end())
+        if start is None:
+            continue
+        line_end = reply.find("\n", start)
+        line_end = len(reply) if line_end < 0 else line_end
+        nxt = _NEXT_LABEL.search(reply, start, line_end)
+        value = reply[start:nxt.start() if nxt else line_end]
+        if not _clean_part(value) and nxt is None:  # "**ANSWER1:**\nA"
+            following = reply[line_end + 1:].lstrip("\n")
+            first = following.split("\n", 1)[0]
+            if not _COMPARATIVE_LABEL.search(first) and not _NEXT_LABEL.search(first):
+                value = first
+        value = _clean_part(value)
+        if value:
+            parts[f"answer{m.group(1)}"] = value
+    return parts
+
+
+def _skip_markup(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in _LABEL_MARKUP:
+        pos += 1
+    return pos
+
+
+def _label_value_start(text: str, pos: int) -> int | None:
+    """Where a label's value starts: after markup, an optional qualifier and a
+    separator; ``None`` without a separator (not a label). Linear: the
+    markup is skipped by hand, not by regex backtracking."""
+    pos = _skip_markup(text, pos)
+    qualifier = _LABEL_QUALIFIER.match(text, pos)
+    if qualifier is not None:
+        pos = _skip_markup(text, qualifier.end())
+    if pos >= len(text) or text[pos] not in ":：=-–—":
+        return None
+    return _skip_markup(text, pos + 1)
+
+
+def _clean_part(value: str) -> str:
+    value = _A_TAG.sub("", value)
+    return value.strip().strip("*_`").strip().rstrip(",;").strip().strip("*_`").strip()
+
+
 def parse_comparative(reply: str) -> Extraction:
     """Comparative (Fig. 14): ANSWER1 (context) and ANSWER2 (own knowledge)
-    are recorded when present; the final answer is the last ``<a>...</a>``."""
+    are recorded when present (:func:`_comparative_parts`); the final answer
+    is the last ``<a>...</a>``.
+
+    The verbatim prompt ends with "Answer:", so a model may reply with a bare
+    option letter and nothing else (``B``, ``**B**``, ``(b).``, ``Answer: B``);
+    that whole reply is the answer (``parts["bare_letter"]``). A letter with
+    more text and no tag is not: it may be ANSWER1 alone."""
     reply = clip(reply, "tail")
-    answers = {f"answer{m.group(1)}": m.group(2).strip().strip("*_").strip()
-               for m in _COMPARATIVE.finditer(reply)}
+    answers = _comparative_parts(reply)
     tags = [body for body in _answer_tags(reply) if body.strip()]
     if not tags:
+        bare = _BARE_ANSWER.fullmatch(reply.strip()) if len(reply.strip()) <= 30 else None
+        if bare is not None:
+            return Extraction(_tag(bare.group(1).upper()), parts={**answers, "bare_letter": True})
         return _fail("no <a>...</a> final answer", **answers)
     return Extraction(_tag(tags[-1]), parts=answers)
 

@@ -27,6 +27,7 @@ in any subset of it (a repeated question in one file gets ``-2``, ``-3``...).
 from __future__ import annotations
 
 import hashlib
+import logging
 from pathlib import Path
 
 from conflict_eval.download import github_file
@@ -53,6 +54,7 @@ KRE_FILES = {
 SETTINGS = ("conflict", "conflict_free")
 CONFLICT_TYPE = "counterfactual"
 GOLDEN_KEYS = (" golden_context", "golden_context")
+logger = logging.getLogger(__name__)
 
 
 def _letter(row: Row, key: str, n_choices: int) -> str:
@@ -115,11 +117,41 @@ def converter(name: str, setting: str):
     return convert
 
 
+def duplicate_options(options: list[str]) -> list[list[str]]:
+    """Groups of letters whose options have the same text (white space and
+    case ignored), e.g. ``[["A", "B"]]`` for ``["bent", "bent", "crooked"]``.
+
+    >>> duplicate_options(["mortal", "dying", "death", "dead", "Mortal "])
+    [['A', 'E']]
+    """
+    groups: dict[str, list[str]] = {}
+    for i, option in enumerate(options):
+        groups.setdefault(" ".join(option.split()).casefold(), []).append(LETTERS[i])
+    return [letters for letters in groups.values() if len(letters) > 1]
+
+
 def load_kre(name: str, path: str | Path, setting: str = "conflict") -> list[ConflictQA]:
-    """Validated records of a KRE file (upstream JSON array, or JSON Lines)."""
+    """Validated records of a KRE file (upstream JSON array, or JSON Lines).
+
+    Records that list the same option text under two letters are kept (they
+    are upstream items) and marked in ``extra["duplicate_options"]``; the
+    ``choice_accuracy`` scorer scores them by option text. Their number is
+    logged per dataset and file (a warning when there are any)."""
     if setting not in SETTINGS:
         raise ValueError(f"{name}: unknown setting {setting!r}; expected one of {', '.join(SETTINGS)}")
-    return convert_rows(name, read_json_or_jsonl(path), converter(name, setting), file=path)
+    records = convert_rows(name, read_json_or_jsonl(path), converter(name, setting), file=path)
+    duplicated = gold_twice = 0
+    for record in records:
+        groups = duplicate_options(record.options)
+        if groups:
+            record.extra["duplicate_options"] = groups
+            duplicated += 1
+            gold_twice += any(record.gold_option in g for g in groups)
+    report = logger.warning if duplicated else logger.info
+    report("%s (%s): %d of %d record(s) list the same option text under two letters "
+           "(%d with the gold option's text twice); they are scored by option text",
+           name, path, duplicated, len(records), gold_twice)
+    return records
 
 
 def _kre(name: str, path, setting, limit, shuffle, seed):

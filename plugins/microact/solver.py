@@ -69,7 +69,10 @@ class MicroActStore(StoreModel):
 
     turns: list[dict[str, Any]] = Field(default_factory=list)
     """One entry per turn: turn, thought, call, action, args, observation,
-    error, forced_decompose, warm_start, conflict (assert verdict)."""
+    error, forced_decompose, warm_start, conflict (assert verdict). ``thought``
+    is what the model wrote (empty when its reply has only an Action); on the
+    turn that starts with the paper's turn-4 thought, that pre-written text is
+    in ``prefilled_thought``."""
     turns_used: int = 0
     """All turns in the history: worked (warm start) plus model-chosen."""
     worked_turns: int = 0
@@ -302,9 +305,12 @@ def microact(
                 output = await s.call(messages)
                 messages.append(output.message)
                 parsed = parse_turn(output.completion, allowed)
-                entry = {"turn": turn, "thought": parsed.thought or (prefilled or ""),
+                # what the model wrote; the thought we wrote for it is kept apart
+                entry = {"turn": turn, "thought": parsed.thought,
                          "call": parsed.call, "action": parsed.action, "args": parsed.args,
                          "warm_start": False}
+                if prefilled:
+                    entry["prefilled_thought"] = prefilled
                 if not parsed.ok:
                     s.invalid += 1
                     entry["error"] = parsed.error

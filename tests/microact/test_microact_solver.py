@@ -232,3 +232,17 @@ def test_options_are_validated_before_running():
         microact(max_turns=0)
     with pytest.raises(ValueError, match="complex_words must be a non-negative integer"):
         microact(complex_words=-1)
+
+
+@pytest.mark.parametrize("reply, thought", [
+    ("**Action:** <f>terminate()</f>", ""),  # only an Action: the model wrote no thought
+    ("<f>terminate()</f>", ""),
+    ("so the two paths agree.\n**Action:** <f>terminate()</f>", "so the two paths agree."),
+    ("**Thought:** They agree.\n\n**Action:**\n```\n<f>terminate()</f>\n```", "They agree."),
+])
+def test_turn4_records_what_the_model_wrote_not_the_prefilled_thought(log_dir, reply, thought):
+    sample, _ = run(world([reply]), log_dir)
+    turn4 = store_of(sample)["turns"][3]
+    assert turn4["action"] == "terminate" and turn4["thought"] == thought
+    assert turn4["prefilled_thought"] == P.TURN4_THOUGHT
+    assert "prefilled_thought" not in store_of(sample)["turns"][0]
