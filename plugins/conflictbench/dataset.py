@@ -147,7 +147,11 @@ def kre_records(path: str | Path, subset: str = "conflictbench_kre", seed: int =
     return _assemble(subset, _reduce(subset, path, reduce), seed, path)
 
 
-def macnoise_records(path: str | Path, subset: str = "macnoise_nq", seed: int = 0) -> list[ConflictQA]:
+SKIP_NO_SUPPORT = "no passage contains a gold answer (Appendix A needs a supporting document)"
+
+
+def macnoise_records(path: str | Path, subset: str = "macnoise_nq", seed: int = 0,
+                     dropped: dict[str, int] | None = None) -> list[ConflictQA]:
     """ConflictBench items from MacNoise rows (``question``, ``answers``,
     ``ctxs[{id,title,text,text_pert}]``).
 
@@ -155,9 +159,10 @@ def macnoise_records(path: str | Path, subset: str = "macnoise_nq", seed: int = 
     a gold answer (case-insensitive); contradicting document = the
     ``text_pert`` of the first passage that was perturbed (``text_pert !=
     text``) and no longer contains any gold answer. Records without a
-    supporting passage cannot follow the recipe and are skipped (the count is
-    in :data:`LAST_SKIPPED`); a record with no usable perturbed passage can
-    only be a no-conflict item.
+    supporting passage cannot follow the recipe and are skipped: counted in
+    ``dropped["<subset>: <reason>"]`` when given (the task puts it in the
+    eval log) and in :data:`LAST_SKIPPED`; a record with no usable perturbed
+    passage can only be a no-conflict item.
     """
     path = check_file(path, subset)
     skipped: list[str] = []
@@ -190,8 +195,10 @@ def macnoise_records(path: str | Path, subset: str = "macnoise_nq", seed: int = 
     records = _assemble(subset, _reduce(subset, path, reduce), seed, path)
     LAST_SKIPPED[subset] = len(skipped)
     if skipped:
-        logger.warning("%s (%s): %d record(s) without a passage containing a gold answer skipped "
-                       "(Appendix A needs a supporting document)", subset, path, len(skipped))
+        logger.warning("%s (%s): %d record(s) dropped: %s", subset, path, len(skipped), SKIP_NO_SUPPORT)
+        if dropped is not None:
+            key = f"{subset}: {SKIP_NO_SUPPORT}"
+            dropped[key] = dropped.get(key, 0) + len(skipped)
     return records
 
 
@@ -308,8 +315,25 @@ def conflictingqa_records(path: str | Path, subset: str = "conflictingqa") -> li
     return records
 
 
+def alternate_labels(records: list[ConflictQA], seed: int) -> list[ConflictQA]:
+    """A seeded shuffle in which Conflict and No Conflict items alternate
+    (the rest of the larger side at the end), so the first ``n >= 2``
+    items -- what ``--limit n`` evaluates -- hold both labels whenever the
+    data has both. A plain shuffle does not promise that."""
+    shuffled = list(records)
+    random.Random(seed).shuffle(shuffled)
+    sides = [[r for r in shuffled if r.answers == [CONFLICT]], [r for r in shuffled if r.answers != [CONFLICT]]]
+    random.Random(f"{seed}|first").shuffle(sides)
+    out: list[ConflictQA] = []
+    for i in range(max(len(sides[0]), len(sides[1]))):
+        out += [side[i] for side in sides if i < len(side)]
+    return out
+
+
 def _load(records: list[ConflictQA], name: str, location: str, limit, shuffle, seed):
-    return build_dataset(name, records, location=location, limit=limit, shuffle=shuffle, seed=seed)
+    if shuffle:
+        records = alternate_labels(records, seed)
+    return build_dataset(name, records, location=location, limit=limit, shuffle=False, seed=seed)
 
 
 def conflictbench_kre(

@@ -21,7 +21,7 @@ from inspect_ai import Task, task
 SUBSETS = ("kre_ecqa", "kre_ecare", "macnoise_nq", "macnoise_tqa", "ambigdocs", "conflictingqa")
 
 
-def load_subset(name: str, path: str | None, seed: int):
+def load_subset(name: str, path: str | None, seed: int, dropped: dict[str, int] | None = None):
     from conflict_eval.download import github_file
     from conflict_eval.plugins.conflictbench import dataset as ds
 
@@ -35,7 +35,7 @@ def load_subset(name: str, path: str | None, seed: int):
         return ds.ambigdocs_records(path, seed=seed)
     if name == "conflictingqa":
         return ds.conflictingqa_records(path)
-    return ds.macnoise_records(path, subset=name, seed=seed)
+    return ds.macnoise_records(path, subset=name, seed=seed, dropped=dropped)
 
 
 @task
@@ -59,7 +59,8 @@ def conflictbench(
         paths: ``{subset: file}`` for several.
         backend, nli_model, labelling, grader_max_tokens: labelling options
             (see the ``conflictscore`` metric).
-        shuffle: shuffle items (seeded) so ``--limit`` sees both labels.
+        shuffle: shuffle items (seeded) with Conflict and No Conflict items
+            alternating, so ``--limit n`` (n >= 2) sees both labels.
         seed: seed for the Appendix A recipe and the shuffle.
     """
     from conflict_eval.plugins.conflictbench.detect import conflict_detection, detect_conflict
@@ -74,11 +75,18 @@ def conflictbench(
     paths = dict(paths or {})
     if path:
         paths[names[0]] = path
-    records = [r for n in names for r in load_subset(n, paths.get(n), seed)]
+    from conflict_eval.plugins.conflictbench.dataset import alternate_labels
+
+    dropped: dict[str, int] = {}
+    records = [r for n in names for r in load_subset(n, paths.get(n), seed, dropped)]
+    if shuffle:
+        records = alternate_labels(records, seed)
     return Task(
-        dataset=build_dataset("conflictbench", records, shuffle=shuffle, seed=seed),
+        dataset=build_dataset("conflictbench", records),
         solver=detect_conflict(backend=backend, nli_model=nli_model, labelling=labelling,
                                grader_max_tokens=grader_max_tokens),
         scorer=conflict_detection(),
         name="conflictbench",
+        metadata={"dropped_records": dropped, "dropped_total": sum(dropped.values()),
+                  "order": "seeded shuffle, Conflict / No Conflict alternating" if shuffle else "file order"},
     )

@@ -12,14 +12,17 @@ Data (see README): the paper samples 100 conflicting ConflictingQA items,
 which are not available offline. We use MacNoise records (``question``,
 ``answers``, ``ctxs`` with ``text_pert``): the documents are the record's
 passages in the upstream 50%-perturbation setting (``text_pert`` where
-``pert_lbls_50`` is 1, falling back to ``pert_lbls``), so genuine and
-counterfactual passages about the same topic coexist; records with no
-perturbed passage are dropped. The main entity is the most frequent passage
+``pert_lbls_50`` is 1), so genuine and
+counterfactual passages about the same topic coexist; a record whose
+``pert_lbls_50`` swaps none of its passages uses ``pert_lbls`` instead (so
+it is not lost); records with no perturbed passage at all, or no passage
+title, are dropped and counted by reason in the log (``dropped_records``). The main entity is the most frequent passage
 title (the Wikipedia article the passages come from).
 """
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from pathlib import Path
 
@@ -32,32 +35,69 @@ from conflict_eval.records import BadField, Row, convert_rows, read_json_or_json
 
 from .prompts import STRATEGIES, report_prompt
 
+logger = logging.getLogger(__name__)
 
-def report_items(path: str | Path) -> list[dict]:
-    """Report items ``{id, main_entity, documents, question}`` from a MacNoise file."""
-    items: list[dict] = []
 
-    def convert(row: Row):
-        ctxs = row.list("ctxs")
-        flags = row.get("pert_lbls_50", row.get("pert_lbls"))
-        if not isinstance(flags, list) or len(flags) != len(ctxs):
-            raise BadField("pert_lbls_50", f"expected a 0/1 list as long as ctxs ({len(ctxs)})")
-        docs, titles, perturbed = [], [], 0
-        for n, (ctx, flag) in enumerate(zip(ctxs, flags)):
-            if not isinstance(ctx, dict) or not isinstance(ctx.get("text"), str):
-                raise BadField(f"ctxs[{n}]", "expected an object with a 'text' string")
+#: Why a MacNoise record yields no report item (counted in the eval log's ``dropped_records``).
+DROP_NO_PERTURBED = "no perturbed passage (neither pert_lbls_50 nor pert_lbls marks a passage whose text_pert differs)"
+DROP_NO_TITLE = "no passage title to name the main entity"
+
+
+FLAG_FIELDS = ("pert_lbls_50", "pert_lbls")
+
+
+def _documents(row: Row, ctxs: list) -> tuple[list[str], int, str]:
+    """``(documents, perturbed, flag field)``: the passages with ``text_pert``
+    where the flag field marks them. ``pert_lbls_50`` (the upstream 50%
+    setting) is used; ``pert_lbls`` when the 50% setting swaps no passage
+    of this record (or is absent)."""
+    for n, ctx in enumerate(ctxs):
+        if not isinstance(ctx, dict) or not isinstance(ctx.get("text"), str):
+            raise BadField(f"ctxs[{n}]", "expected an object with a 'text' string")
+    if not any(name in row for name in FLAG_FIELDS):
+        raise BadField("pert_lbls_50", "missing: expected pert_lbls_50 or pert_lbls (0/1 per passage)")
+    plain = [ctx["text"] for ctx in ctxs]
+    for name in FLAG_FIELDS:
+        if name not in row:
+            continue
+        flags = row.get(name)
+        if not isinstance(flags, list) or len(flags) != len(ctxs) or any(f not in (0, 1) for f in flags):
+            raise BadField(name, f"expected a 0/1 list as long as ctxs ({len(ctxs)})")
+        docs, perturbed = [], 0
+        for ctx, flag in zip(ctxs, flags):
             use_pert = flag == 1 and isinstance(ctx.get("text_pert"), str) and ctx["text_pert"] != ctx["text"]
             perturbed += use_pert
             docs.append(ctx["text_pert"] if use_pert else ctx["text"])
-            if ctx.get("title"):
-                titles.append(ctx["title"])
-        if perturbed and titles:
-            entity = Counter(titles).most_common(1)[0][0]
-            items.append({"id": f"macnoise-{len(items)}", "main_entity": entity, "documents": docs,
-                          "question": row.text("question")})
+        if perturbed:
+            return docs, perturbed, name
+    return plain, 0, "none"
+
+
+def report_items(path: str | Path, dropped: dict[str, int] | None = None) -> list[dict]:
+    """Report items ``{id, main_entity, documents, question, flags}`` from a
+    MacNoise file; records yielding no item are counted by reason in
+    ``dropped`` (and logged)."""
+    items: list[dict] = []
+    skipped: dict[str, int] = {}
+
+    def convert(row: Row):
+        ctxs = row.list("ctxs")
+        docs, perturbed, flag_field = _documents(row, ctxs)
+        titles = [ctx["title"] for ctx in ctxs if ctx.get("title")]
+        reason = DROP_NO_PERTURBED if not perturbed else DROP_NO_TITLE if not titles else None
+        if reason:
+            skipped[reason] = skipped.get(reason, 0) + 1
+            return None
+        entity = Counter(titles).most_common(1)[0][0]
+        items.append({"id": f"macnoise-{len(items)}", "main_entity": entity, "documents": docs,
+                      "question": row.text("question"), "flags": flag_field})
         return None
 
     convert_rows("conflictscore_report", read_json_or_jsonl(path), convert, file=path)
+    for reason, n in skipped.items():
+        logger.warning("conflictscore_report (%s): %d record(s) dropped: %s", path, n, reason)
+        if dropped is not None:
+            dropped[reason] = dropped.get(reason, 0) + n
     return items
 
 
@@ -102,10 +142,12 @@ def conflictscore_report(
     bad = [s for s in names if s not in STRATEGIES]
     if bad or not names:
         raise ValueError(f"conflictscore_report strategies {bad or names}: expected some of {list(STRATEGIES)}")
+    dropped: dict[str, int] = {}
+    items = report_items(path, dropped)
     samples = [
         Sample(id=f"{it['id']}-{s}", input=f"Write a report about {it['main_entity']}",
                metadata={**it, "strategy": s})
-        for it in report_items(path) for s in names
+        for it in items for s in names
     ]
     if not samples:
         raise ValueError(f"conflictscore_report: no record in {path} has perturbed passages")
@@ -117,4 +159,6 @@ def conflictscore_report(
                              nli_model=nli_model, grader_max_tokens=grader_max_tokens),
         metrics={**SCORE_METRICS, "cs_c": groups, "cs_r": groups},
         name="conflictscore_report",
+        metadata={"records_used": len(items), "dropped_records": dropped, "dropped_total": sum(dropped.values()),
+                  "flags_used": dict(Counter(it["flags"] for it in items))},
     )

@@ -265,3 +265,34 @@ def test_conflictbench_reports_label_coverage(shared_data):
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
     assert 0 < labelled < len(cells)
     assert metrics["pooled_coverage"] == pytest.approx(labelled / len(cells))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+def test_limit_sees_both_labels(shared_data, seed):
+    # issue 27 Scoring 6: the docstring promises that --limit sees both labels; a plain shuffle does not
+    from conflict_eval.tasks.conflictbench.task import conflictbench
+
+    task = conflictbench(subsets="kre_ecqa,macnoise_nq", seed=seed,
+                         paths={"kre_ecqa": str(shared_data / "kre_ecqa" / "sample.jsonl"),
+                                "macnoise_nq": str(shared_data / "macnoise_fewshot" / "sample.jsonl")})
+    samples = list(task.dataset)
+    for n in range(2, 12):
+        assert {s.target[0] if isinstance(s.target, list) else s.target for s in samples[:n]} == {CONFLICT, NO_CONFLICT}
+    assert task.metadata["order"].startswith("seeded shuffle")
+
+
+def test_dropped_macnoise_records_are_counted_in_the_log(shared_data, tmp_path):
+    from conflict_eval.plugins.conflictbench.dataset import SKIP_NO_SUPPORT
+    from conflict_eval.tasks.conflictbench.task import conflictbench
+
+    rows = [json.loads(line) for line in (shared_data / "macnoise_fewshot" / "sample.jsonl").open()]
+    # a real record whose gold answer no passage contains: Appendix A has no supporting document
+    no_support = dict(rows[0], answers=["an answer no passage contains"])
+    path = tmp_path / "macnoise.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows + [no_support]) + "\n")
+    task = conflictbench(subsets="macnoise_nq", path=str(path))
+    assert len(list(task.dataset)) == 3
+    assert task.metadata["dropped_records"] == {f"macnoise_nq: {SKIP_NO_SUPPORT}": 1}
+    log = eval(task, model=scripted_model(lambda p: '{"answer": "SUPPORTS"}'), limit=1, display="none")[0]
+    assert log.status == "success", log.error
+    assert log.eval.metadata["dropped_total"] == 1

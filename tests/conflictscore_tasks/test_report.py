@@ -100,3 +100,39 @@ def test_report_task_leaves_undefined_samples_out_and_counts_them(shared_data):
     assert "by_group_super_balanced" not in by["cs_c"]
     assert by["undefined"]["total"] == 1
     assert by["label_coverage"]["pooled_coverage"] == pytest.approx(5 / 10)
+
+
+def test_a_record_whose_50_percent_flags_are_all_zero_uses_pert_lbls_and_drops_are_logged(shared_data, tmp_path):
+    # issue 27 Scoring 6: the real Super Bowl record of ../shared/data/macnoise_fewshot with its
+    # pert_lbls_50 all zeros (as in the upstream records that the 50% setting leaves untouched);
+    # pert_lbls [1, 0, 1, 1, 0] still marks three perturbed passages, so the record is used
+    rows = [json.loads(line) for line in (shared_data / "macnoise_fewshot" / "sample.jsonl").open()]
+    super_bowl = dict(rows[0], pert_lbls_50=[0] * 5)
+    assert super_bowl["pert_lbls"] == [1, 0, 1, 1, 0]
+    untouched = dict(rows[1], pert_lbls_50=[0] * 5, pert_lbls=[0] * 5)  # nothing perturbed: dropped, counted
+    path = tmp_path / "macnoise.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in (super_bowl, untouched, rows[2])) + "\n")
+    dropped: dict[str, int] = {}
+    items = report_items(path, dropped)
+    assert [it["main_entity"] for it in items] == ["Super Bowl", "Vero Beach, Florida"]
+    assert items[0]["flags"] == "pert_lbls" and items[1]["flags"] == "pert_lbls_50"
+    assert items[0]["documents"] == [c["text_pert"] if f else c["text"]
+                                     for c, f in zip(super_bowl["ctxs"], super_bowl["pert_lbls"])]
+    assert dropped == {"no perturbed passage (neither pert_lbls_50 nor pert_lbls marks a passage whose "
+                       "text_pert differs)": 1}
+    task = conflictscore_report(path=str(path), strategies="rag")
+    assert task.metadata["records_used"] == 2 and task.metadata["dropped_total"] == 1
+    assert task.metadata["dropped_records"] == dropped
+    log = eval(task, model=scripted_model(lambda p: "The Steelers have won six Super Bowls."),
+               model_roles={"grader": scripted_model(judge)}, limit=1, display="none")[0]
+    assert log.status == "success", log.error
+    assert log.eval.metadata["dropped_records"] == dropped  # the count and its reason are in the log
+
+
+def test_a_macnoise_file_without_flags_names_the_field(tmp_path):
+    from conflict_eval.records import DatasetError
+
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"question": "q", "answers": ["a"], "ctxs": [{"text": "t", "title": "T"}]}) + "\n")
+    with pytest.raises(DatasetError, match=r"(?s)bad.jsonl.*line 1.*pert_lbls_50"):
+        report_items(path)
