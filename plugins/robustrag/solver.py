@@ -6,7 +6,16 @@ Isolation and keyword aggregation follow the authors' implementation
 isolation template, at most ``max_tokens`` (their ``MAX_NEW_TOKENS`` = 20) new
 tokens, greedy; for the open-model family the reply is cut at the first blank
 line and stripped (their ``HFModel`` cleaning), for the GPT family it is sent
-after their system message. Aggregation:
+after their system message. A passage is its title, a newline and its text,
+as their ``DataUtils.process_data_item`` builds it (``title + '\n' + text``).
+The isolation calls are independent and issued together (``asyncio.gather``,
+bounded by Inspect's ``max_connections``); answers keep the retrieval order, so
+the result is the same as one call after another.
+
+``k`` defaults to 5, not the authors' ``top_k`` default of 10: Conflict
+Exposure §4.3 sets "the number of external documents retrieved to 5" for every
+RAG system it compares, RobustRAG included (``-T k=10`` for the authors'
+default). Aggregation:
 
 * ``llm`` (Conflict Exposure §4.5: "we directly input the generated answers to
   LLM for answer aggregation"): the isolated answers are the documents of the
@@ -20,6 +29,8 @@ after their system message. Aggregation:
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
@@ -65,6 +76,11 @@ def clean(reply: str, family: str) -> str:
     return reply.strip()
 
 
+def passage(hit) -> str:
+    """A retrieved passage as the authors format it: ``title\ntext`` (text alone without a title)."""
+    return f"{hit.title}\n{hit.text}" if hit.title else hit.text
+
+
 @solver
 def robustrag(
     k: int = 5,
@@ -79,7 +95,8 @@ def robustrag(
     """Answer from each of the top ``k`` documents in isolation, then aggregate.
 
     Args:
-        k: documents retrieved (5, as for the other methods in the paper's set-up).
+        k: documents retrieved (5, Conflict Exposure §4.3's setting for every
+            method; the RobustRAG authors' own default is 10).
         retriever: ``dense`` or ``bm25``.
         aggregation: ``llm`` (the isolated answers are the documents of the
             final yes/no call, as Conflict Exposure §4.5 runs it) or
@@ -118,12 +135,9 @@ def robustrag(
         model = get_model()
         hits = sample_retriever(record, retriever).search(record.question, k=k)
         record_retrieval(state, [record.question], [h.id for h in hits])
-        answers = []
-        for h in hits:
-            doc = f"{h.title}: {h.text}" if h.title else h.text
-            reply = await ask(model, isolation_tmpl.format(context_str=doc, query_str=record.question))
-            answers.append(reply)
-            store.isolated_answers[h.id] = reply
+        answers = list(await asyncio.gather(*(
+            ask(model, isolation_tmpl.format(context_str=passage(h), query_str=record.question)) for h in hits)))
+        store.isolated_answers = {h.id: a for h, a in zip(hits, answers)}
         store.abstained = [h.id for h, a in zip(hits, answers) if abstains(a)]
         if aggregation == "llm":
             documents = "\n".join(ANSWER_LINE.format(i=i, answer=a) for i, a in enumerate(answers, start=1))
