@@ -39,6 +39,7 @@ from inspect_ai.util import StoreModel
 from pydantic import Field
 
 from conflict_eval.plugins.polluted_kb.build import QUESTION_TEMPLATE
+from conflict_eval.plugins.polluted_kb.shared import shared_generate
 from conflict_eval.plugins.polluted_kb.rag import (
     check_retriever,
     kb_record,
@@ -66,6 +67,8 @@ class RobustRAGStore(StoreModel):
     hint_call: bool = False
     keyword_extractor: str | None = None
     templates: str = "open"
+    shared_calls: int = 0
+    """Calls whose output this sample reused from its ``negatives=true`` sibling (not made)."""
 
 
 def clean(reply: str, family: str) -> str:
@@ -124,9 +127,12 @@ def robustrag(
     extractor = load_extractor(keyword_extractor) if aggregation == "keyword" else None
     config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
 
-    async def ask(model, prompt: str) -> str:
+    async def ask(state: TaskState, model, prompt: str) -> str:
         messages = ([ChatMessageSystem(content=system)] if system else []) + [ChatMessageUser(content=prompt)]
-        return clean((await model.generate(messages, config=config)).completion, templates)
+        counter: dict[str, int] = {}
+        out = await shared_generate(state, model, messages, config, counter=counter)
+        state.store_as(RobustRAGStore).shared_calls += counter.get("reused", 0)
+        return clean(out.completion, templates)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         record = kb_record(state)
@@ -136,7 +142,7 @@ def robustrag(
         hits = sample_retriever(record, retriever).search(record.question, k=k)
         record_retrieval(state, [record.question], [h.id for h in hits])
         answers = list(await asyncio.gather(*(
-            ask(model, isolation_tmpl.format(context_str=passage(h), query_str=record.question)) for h in hits)))
+            ask(state, model, isolation_tmpl.format(context_str=passage(h), query_str=record.question)) for h in hits)))
         store.isolated_answers = {h.id: a for h, a in zip(hits, answers)}
         store.abstained = [h.id for h, a in zip(hits, answers) if abstains(a)]
         if aggregation == "llm":
@@ -149,7 +155,7 @@ def robustrag(
                 answer = ABSTAIN_ANSWER
             else:
                 store.hints, store.hint_call = agg.hints, True
-                answer = await ask(model, hint_tmpl.format(hints=agg.hints, query_str=record.question))
+                answer = await ask(state, model, hint_tmpl.format(hints=agg.hints, query_str=record.question))
             store.robustrag_answer = answer
             documents = AGGREGATED_LINE.format(answer=answer)
         transcript().info({"isolated_answers": store.isolated_answers, "abstained": store.abstained,
