@@ -7,6 +7,7 @@ from inspect_ai.util import StoreModel
 from pydantic import Field
 
 from conflict_eval.plugins.polluted_kb.build import QUESTION_TEMPLATE
+from conflict_eval.plugins.polluted_kb.shared import shared_generate
 from conflict_eval.plugins.polluted_kb.rag import (
     check_retriever,
     kb_record,
@@ -25,6 +26,8 @@ class AstuteRAGStore(StoreModel):
     internal: str = ""
     consolidated: list[str] = Field(default_factory=list)
     """The context after each consolidation round."""
+    shared_calls: int = 0
+    """Calls whose output this sample reused from its ``negatives=true`` sibling (not made)."""
 
 
 def initial_context(internal: str, hits) -> str:
@@ -59,17 +62,21 @@ def astuterag(k: int = 5, retriever: str = "dense", n_internal: int = 1, iterati
             record = kb_record(state)
         store = state.store_as(AstuteRAGStore)
         model = get_model()
+        counter: dict[str, int] = {}
         if not given:
             hits = sample_retriever(record, retriever).search(record.question, k=k)
             record_retrieval(state, [record.question], [h.id for h in hits])
-        store.internal = (await model.generate(
-            INTERNAL_TEMPLATE.format(n=n_internal, question=record.question))).completion
+        store.internal = (await shared_generate(
+            state, model, INTERNAL_TEMPLATE.format(n=n_internal, question=record.question),
+            counter=counter)).completion
         context = initial_context(store.internal, hits)
         last = FIRST_ROUND
         for _ in range(iterations):
-            last = (await model.generate(CONSOLIDATE_TEMPLATE.format(
-                context=context, last_context=last, question=record.question))).completion.strip()
+            last = (await shared_generate(state, model, CONSOLIDATE_TEMPLATE.format(
+                context=context, last_context=last, question=record.question),
+                counter=counter)).completion.strip()
             store.consolidated.append(last)
+        store.shared_calls = counter.get("reused", 0)
         transcript().info({"internal": store.internal, "consolidated": store.consolidated},
                           source="astuterag")
         if given:  # the dataset's own question over the consolidated context

@@ -37,6 +37,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
+from conflict_eval.plugins.polluted_kb.shared import shared_generate
 from conflict_eval.plugins.polluted_kb.rag import (
     check_retriever,
     final_prompt,
@@ -84,6 +85,9 @@ class ConflictExposureStore(StoreModel):
     conflict_parse_failure: str | None = None
     annotations: dict[str, str] = Field(default_factory=dict)
     model_calls: int = 0
+    """Model calls this sample made (the final answer included)."""
+    shared_calls: int = 0
+    """Calls whose output this sample reused from its ``negatives=true`` sibling (not made)."""
 
 
 @dataclass(frozen=True)
@@ -143,8 +147,11 @@ def conflict_exposure(
         r = sample_retriever(record, retriever)
 
         async def ask(prompt: str) -> str:
-            store.model_calls += 1
-            return (await model.generate(prompt)).completion
+            counter: dict[str, int] = {}
+            out = await shared_generate(state, model, prompt, counter=counter)
+            store.model_calls += counter.get("made", 0)
+            store.shared_calls += counter.get("reused", 0)
+            return out.completion
 
         # 1. information expansion
         queries = [record.question]

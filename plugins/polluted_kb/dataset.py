@@ -15,6 +15,7 @@ from conflict_eval.compose import declares_metric
 from conflict_eval.records import ConflictQA, build_dataset
 
 from .kb import check_pollution, load_kb
+from .shared import SHARE_GROUP, SHARE_GROUP_SIZE
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +39,9 @@ def polluted_kb(
             ``all`` (clean + every injected type) or ``none`` (clean only).
         negatives: also ask about the misinformation target
             ('Is "<target>" the answer...?', gold ``No``). Off by default: the
-            paper only asks about the gold answer.
+            paper only asks about the gold answer. The two samples of a
+            question form a share group (:mod:`.shared`): the calls before
+            the final question are made once and reused by the sibling.
         prescreened: keep only questions that passed the §4.2 pre-screening
             (the KB must have been built with ``--prescreen``).
         limit, shuffle, seed: as for every dataset.
@@ -70,6 +73,8 @@ def polluted_kb(
                       conflict_answer=q.target)
         extra = {"kb_path": str(kb_path), "pollution": pollution, "gold_answers": q.answers,
                  "supporting_ids": q.supporting_ids, "misinformation": q.target}
+        if negatives and q.target is not None:  # the two samples share their calls (shared.py)
+            extra.update({SHARE_GROUP: f"{kb_path}|{pollution}|{q.id}", SHARE_GROUP_SIZE: 2})
         records.append(ConflictQA(id=q.id, answers=["Yes"],
                                   extra={**extra, "candidate": q.answers[0]}, **common))
         if negatives and q.target is not None:

@@ -6,7 +6,16 @@ Isolation and keyword aggregation follow the authors' implementation
 isolation template, at most ``max_tokens`` (their ``MAX_NEW_TOKENS`` = 20) new
 tokens, greedy; for the open-model family the reply is cut at the first blank
 line and stripped (their ``HFModel`` cleaning), for the GPT family it is sent
-after their system message. Aggregation:
+after their system message. A passage is its title, a newline and its text,
+as their ``DataUtils.process_data_item`` builds it (``title + '\n' + text``).
+The isolation calls are independent and issued together (``asyncio.gather``,
+bounded by Inspect's ``max_connections``); answers keep the retrieval order, so
+the result is the same as one call after another.
+
+``k`` defaults to 5, not the authors' ``top_k`` default of 10: Conflict
+Exposure §4.3 sets "the number of external documents retrieved to 5" for every
+RAG system it compares, RobustRAG included (``-T k=10`` for the authors'
+default). Aggregation:
 
 * ``llm`` (Conflict Exposure §4.5: "we directly input the generated answers to
   LLM for answer aggregation"): the isolated answers are the documents of the
@@ -21,6 +30,8 @@ after their system message. Aggregation:
 
 from __future__ import annotations
 
+import asyncio
+
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -28,6 +39,7 @@ from inspect_ai.util import StoreModel
 from pydantic import Field
 
 from conflict_eval.plugins.polluted_kb.build import QUESTION_TEMPLATE
+from conflict_eval.plugins.polluted_kb.shared import shared_generate
 from conflict_eval.plugins.polluted_kb.rag import (
     check_retriever,
     kb_record,
@@ -55,6 +67,8 @@ class RobustRAGStore(StoreModel):
     hint_call: bool = False
     keyword_extractor: str | None = None
     templates: str = "open"
+    shared_calls: int = 0
+    """Calls whose output this sample reused from its ``negatives=true`` sibling (not made)."""
 
 
 def clean(reply: str, family: str) -> str:
@@ -63,6 +77,11 @@ def clean(reply: str, family: str) -> str:
         cut = reply.find("\n\n")
         reply = reply if cut < 0 else reply[:cut]
     return reply.strip()
+
+
+def passage(hit) -> str:
+    """A retrieved passage as the authors format it: ``title\ntext`` (text alone without a title)."""
+    return f"{hit.title}\n{hit.text}" if hit.title else hit.text
 
 
 @solver
@@ -79,7 +98,8 @@ def robustrag(
     """Answer from each of the top ``k`` documents in isolation, then aggregate.
 
     Args:
-        k: documents retrieved (5, as for the other methods in the paper's set-up).
+        k: documents retrieved (5, Conflict Exposure §4.3's setting for every
+            method; the RobustRAG authors' own default is 10).
         retriever: ``dense`` or ``bm25``.
         aggregation: ``llm`` (the isolated answers are the documents of the
             final yes/no call, as Conflict Exposure §4.5 runs it) or
@@ -107,9 +127,12 @@ def robustrag(
     extractor = load_extractor(keyword_extractor) if aggregation == "keyword" else None
     config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
 
-    async def ask(model, prompt: str) -> str:
+    async def ask(state: TaskState, model, prompt: str) -> str:
         messages = ([ChatMessageSystem(content=system)] if system else []) + [ChatMessageUser(content=prompt)]
-        return clean((await model.generate(messages, config=config)).completion, templates)
+        counter: dict[str, int] = {}
+        out = await shared_generate(state, model, messages, config, counter=counter)
+        state.store_as(RobustRAGStore).shared_calls += counter.get("reused", 0)
+        return clean(out.completion, templates)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         record = kb_record(state)
@@ -118,12 +141,9 @@ def robustrag(
         model = get_model()
         hits = sample_retriever(record, retriever).search(record.question, k=k)
         record_retrieval(state, [record.question], [h.id for h in hits])
-        answers = []
-        for h in hits:
-            doc = f"{h.title}: {h.text}" if h.title else h.text
-            reply = await ask(model, isolation_tmpl.format(context_str=doc, query_str=record.question))
-            answers.append(reply)
-            store.isolated_answers[h.id] = reply
+        answers = list(await asyncio.gather(*(
+            ask(state, model, isolation_tmpl.format(context_str=passage(h), query_str=record.question)) for h in hits)))
+        store.isolated_answers = {h.id: a for h, a in zip(hits, answers)}
         store.abstained = [h.id for h, a in zip(hits, answers) if abstains(a)]
         if aggregation == "llm":
             documents = "\n".join(ANSWER_LINE.format(i=i, answer=a) for i, a in enumerate(answers, start=1))
@@ -135,7 +155,7 @@ def robustrag(
                 answer = ABSTAIN_ANSWER
             else:
                 store.hints, store.hint_call = agg.hints, True
-                answer = await ask(model, hint_tmpl.format(hints=agg.hints, query_str=record.question))
+                answer = await ask(state, model, hint_tmpl.format(hints=agg.hints, query_str=record.question))
             store.robustrag_answer = answer
             documents = AGGREGATED_LINE.format(answer=answer)
         transcript().info({"isolated_answers": store.isolated_answers, "abstained": store.abstained,

@@ -45,7 +45,12 @@ def _curves(args: argparse.Namespace) -> int:
     from conflict_eval.scorers.user_needs.curves import write_curves
 
     for model, png in write_curves(args.logs, args.out, name=args.name).items():
-        print(f"{model}: {png} (+ .md, .json)")
+        split = json.loads(png.with_suffix(".refusal_split.json").read_text(encoding="utf-8"))
+        share = split["refusal_share"]
+        print(f"{model}: {png} (+ .md, .json, .refusal_split.json); Table 2 refusal split: "
+              f"{split['refusals']} refusals, {split['hallucinations']} hallucinations "
+              f"({split['near_refusals']} near-refusals) of {split['cases']} cases, refusal share "
+              + ("n/a" if share is None else f"{share:.3f}"))
     return 0
 
 

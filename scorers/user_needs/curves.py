@@ -15,7 +15,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .levels import SETTINGS, USER_NEEDS, case_accuracy, overall_accuracy, refusal_rate, setting_accuracy
+from .levels import (
+    SETTINGS,
+    TABLE2_MAX_CONTEXTS,
+    USER_NEEDS,
+    case_accuracy,
+    overall_accuracy,
+    refusal_rate,
+    refusal_split,
+    setting_accuracy,
+)
 
 LABELS = {"context_exclusive": "Context-Exclusive", "context_first": "Context-First",
           "memory_first": "Memory-First", "matching": "Context Matching",
@@ -33,7 +42,8 @@ def rows_from_log(log) -> list[dict[str, Any]]:
         md, v = score.metadata or {}, score.value
         rows.append({"question_id": md["question_id"], "user_need": md["user_need"], "setting": md["setting"],
                      "n_contexts": md["n_contexts"], "correct": bool(v["correct"]),
-                     "refusal": bool(v["refusal"]), "parse_failure": bool(v["parse_failure"]),
+                     "refusal": bool(v["refusal"]), "near_refusal": bool(v.get("near_refusal")),
+                     "parse_failure": bool(v["parse_failure"]),
                      "model": str(log.eval.model)})
     return rows
 
@@ -51,6 +61,18 @@ def curve_table(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         out.append({"level": "setting", "user_need": u, "setting": s, "n_contexts": n, **v,
                     "refusal_rate": refusals[(u, s, n)]["refusal_rate"]})
     return out
+
+
+def split_markdown(split: Mapping[str, Any]) -> str:
+    """Table 2's refusal / hallucination split as a Markdown section."""
+    lines = [f"## Refusal split (Table 2; Context Matching, n <= {TABLE2_MAX_CONTEXTS})", "",
+             "Context-Exclusive errors on questions right under Context-First or Memory-First.", "",
+             "| cases | refusals | hallucinations | of which near-refusals | parse failures | "
+             "refusal share | with near-refusals |", "|---|---|---|---|---|---|---|",
+             "| " + " | ".join(_fmt(split[k]) for k in ("cases", "refusals", "hallucinations", "near_refusals",
+                                                      "parse_failures", "refusal_share",
+                                                      "refusal_share_with_near")) + " |"]
+    return "\n".join(lines) + "\n"
 
 
 def _fmt(v) -> str:
@@ -104,7 +126,8 @@ def plot(table: Sequence[Mapping[str, Any]], out: str | Path, title: str = "") -
 
 
 def write_curves(logs: Sequence[Any], out_dir: str | Path, name: str = "user_needs") -> dict[str, Path]:
-    """Table (``.md``, ``.json``) and plot (``.png``) per model, from one or more logs."""
+    """Table (``.md``, ``.json``), plot (``.png``) and Table 2's refusal split
+    (in the ``.md`` and ``.refusal_split.json``) per model, from one or more logs."""
     import json
 
     from inspect_ai.log import read_eval_log
@@ -120,7 +143,11 @@ def write_curves(logs: Sequence[Any], out_dir: str | Path, name: str = "user_nee
     for model, rows in by_model.items():
         stem = f"{name}_{model.replace('/', '_')}"
         table = curve_table(rows)
-        (out_dir / f"{stem}.md").write_text(f"# {name}: {model}\n\n" + markdown(table), encoding="utf-8")
+        split = refusal_split(rows)
+        (out_dir / f"{stem}.md").write_text(f"# {name}: {model}\n\n" + markdown(table) + "\n"
+                                            + split_markdown(split), encoding="utf-8")
         (out_dir / f"{stem}.json").write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+        (out_dir / f"{stem}.refusal_split.json").write_text(json.dumps(split, indent=1) + "\n",
+                                                            encoding="utf-8")
         written[model] = plot(table, out_dir / f"{stem}.png", title=f"{name} - {model}")
     return written

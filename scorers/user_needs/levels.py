@@ -103,13 +103,23 @@ def refusal_rate(rows: Rows) -> dict[tuple[str, str, int], dict[str, Any]]:
             for k, v in sorted(per.items())}
 
 
-def refusal_split(rows: Rows) -> dict[str, Any]:
+TABLE2_MAX_CONTEXTS = 4
+"""Table 2 analyses "cases with up to four retrieved context segments"."""
+
+
+def refusal_split(rows: Rows, max_contexts: int | None = TABLE2_MAX_CONTEXTS) -> dict[str, Any]:
     """Table 2: among Context Matching cases wrong under Context-Exclusive but
-    right under Context-First or Memory-First (same question and ``n``), how
-    many Context-Exclusive errors are refusals vs hallucinations. Parse
-    failures are counted apart (neither)."""
-    refusals = hallucinations = parse_failures = 0
+    right under Context-First or Memory-First (same question and ``n``, ``n``
+    at most ``max_contexts``; None = every ``n``), how many Context-Exclusive
+    errors are refusals vs hallucinations. Parse failures are counted apart
+    (neither). ``refusals`` is the paper's strict "I don't know";
+    ``near_refusals`` counts the hallucinations that refuse in other words
+    ("I'm not sure"), and ``refusal_share_with_near`` the share if they were
+    refusals. We use every such case; the paper sampled the shortest 100."""
+    refusals = hallucinations = parse_failures = near = 0
     for (q, n), cells in _cells(rows).items():
+        if max_contexts is not None and n > max_contexts:
+            continue
         ce = cells.get(("context_exclusive", "matching"))
         others = [cells.get((u, "matching")) for u in ("context_first", "memory_first")]
         if ce is None or ce["correct"] or not any(o is not None and o["correct"] for o in others):
@@ -120,9 +130,12 @@ def refusal_split(rows: Rows) -> dict[str, Any]:
             refusals += 1
         else:
             hallucinations += 1
+            near += bool(ce.get("near_refusal"))
     total = refusals + hallucinations
     return {"cases": total + parse_failures, "refusals": refusals, "hallucinations": hallucinations,
-            "parse_failures": parse_failures, "refusal_share": refusals / total if total else None}
+            "near_refusals": near, "parse_failures": parse_failures,
+            "refusal_share": refusals / total if total else None,
+            "refusal_share_with_near": (refusals + near) / total if total else None}
 
 
 def summary(rows: Rows) -> dict[str, Any]:

@@ -77,7 +77,73 @@ def canonical(text: str) -> str:
 
 
 def is_refusal(text: str) -> bool:
+    """The paper's refusal, read strictly: "I don't know" (any case or
+    punctuation), "I do not know", "idk". The headline refusal count."""
     return canonical(text) == "idk"
+
+
+_NEAR_REFUSAL_RE = re.compile(
+    r"^(?:sorry,? )?(?:"
+    r"i (?:do ?n[o']?t|do not|really don'?t) know\b"            # "I don't know the answer."
+    r"|i(?:'m| am) (?:not sure|unsure|uncertain|unable)\b"       # "I'm not sure"
+    r"|not sure\b|unsure\b|unknown\b|uncertain\b|no idea\b|n ?/ ?a$|none$|no answer\b"
+    r"|i (?:can ?not|can'?t|could ?n'?t|could not) (?:answer|determine|tell|say|find|know)\b"
+    r"|(?:it is|it's) (?:unclear|not clear|unknown|impossible to (?:say|tell|determine))\b"
+    r"|(?:there is |there's )?(?:not enough|insufficient|no (?:relevant )?) ?(?:information|context|data|evidence)\b"
+    r"|(?:the )?(?:provided )?(?:information|context|documents?) (?:does|do) not\b"
+    r"|cannot be determined\b|can'?t be determined\b"
+    r")", re.IGNORECASE)
+
+
+def is_near_refusal(text: str) -> bool:
+    """A refusal in other words ("I don't know the answer.", "I'm not sure",
+    "Not enough information"), not counted by :func:`is_refusal`. Reported
+    beside the strict count, never folded into it (ours; the paper counts
+    "I don't know" only).
+
+    >>> [is_near_refusal(t) for t in ("I don't know the answer.", "I'm not sure", "I don't know", "Paris")]
+    [True, True, False, False]
+    """
+    if is_refusal(text):
+        return False
+    raw = _strip(clip(text, "head")).replace("’", "'")
+    return bool(_NEAR_REFUSAL_RE.match(raw))
+
+
+_STOP = frozenset("""a an the of to in on at for by with from and or but is are was were be been being it its
+    this that these those he she they his her their them there here as so than then do does did has have
+    had not no yes what which who whom whose why how when where will would can could may might
+    shall should must very more most some any all each other such into about over after before""".split())
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in normalize_squad(text).split() if w not in _STOP}
+
+
+def match_option(answer: str, options: list[str]) -> str | None:
+    """The option ``answer`` names, for multiple-choice items (KRE): the option
+    equal to it after :func:`canonical`, else the one option sharing the most
+    content words with it (at least one; a tie names none). e-CARE's options
+    are whole sentences while the Appendix B instruction asks for an entity,
+    so "Sahara desert" names "The tourists went to the desert." (ours: the
+    user-needs paper has no multiple-choice data; KRE scores the chosen option).
+
+    >>> match_option("Sahara desert", ["The tourists went to the desert.", "They stayed home."])
+    'The tourists went to the desert.'
+    >>> match_option("home desert", ["The desert.", "At home."]) is None
+    True
+    """
+    want = canonical(answer)
+    for o in options:
+        if canonical(o) == want:
+            return o
+    words = _content_words(answer)
+    if not words:
+        return None
+    overlap = sorted(((len(words & _content_words(o)), i) for i, o in enumerate(options)), reverse=True)
+    if not overlap or overlap[0][0] == 0 or (len(overlap) > 1 and overlap[1][0] == overlap[0][0]):
+        return None
+    return options[overlap[0][1]]
 
 
 def matches(pred: str, golds: list[str]) -> bool:

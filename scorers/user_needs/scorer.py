@@ -6,8 +6,20 @@ Per sample the value is a dict:
   cell's expected answers after :func:`canonical` normalisation (Figure 2
   decides what is expected); a reply without an ``<output>`` tag is wrong *and*
   counted in ``parse_failure``, never scored from free text;
-* ``refusal`` 1 if the answer is "I don't know";
+* ``refusal`` 1 if the answer is "I don't know" (the paper's strict reading,
+  the headline);
+* ``near_refusal`` 1 if the answer refuses in other words ("I don't know the
+  answer.", "I'm not sure"; :func:`~.normalize.is_near_refusal`), counted
+  apart and never as a refusal;
 * ``parse_failure`` 1 if no answer could be read.
+
+Multiple-choice items (KRE: the sample's ``extra.options``) also accept the
+option the answer names (:func:`~.normalize.match_option`): e-CARE's expected
+answers are whole option sentences, while the instruction asks for an entity.
+
+The task-level metrics add Table 2's refusal / hallucination split
+(``refusal_split/...``, :func:`~.levels.refusal_split`, cells with at most
+four contexts as in Table 2; undefined shares are NaN).
 
 The task-level metrics add the §4.3 levels pooled over the context counts
 (``overall``, ``case/<user need>``, ``setting/<user need>/<setting>``); per-count
@@ -21,8 +33,8 @@ from inspect_ai.solver import TaskState
 
 from conflict_eval.plugins.user_needs.parse import parse_output
 
-from .levels import summary
-from .normalize import canonical, is_refusal, matches
+from .levels import refusal_split, summary
+from .normalize import canonical, is_near_refusal, is_refusal, match_option, matches
 
 
 def score_rows(scores: list[SampleScore]) -> list[dict]:
@@ -35,6 +47,7 @@ def score_rows(scores: list[SampleScore]) -> list[dict]:
         rows.append({"question_id": md["question_id"], "user_need": md["user_need"],
                      "setting": md["setting"], "n_contexts": md["n_contexts"],
                      "correct": bool(value.get("correct")), "refusal": bool(value.get("refusal")),
+                     "near_refusal": bool(value.get("near_refusal")),
                      "parse_failure": bool(value.get("parse_failure"))})
     return rows
 
@@ -44,12 +57,16 @@ def user_need_levels() -> Metric:
     """Overall, case-level and setting-specific accuracy (§4.3), pooled over ``n``."""
 
     def compute(scores: list[SampleScore]):
-        return {k: (v if v is not None else float("nan")) for k, v in summary(score_rows(scores)).items()}
+        rows = score_rows(scores)
+        out = dict(summary(rows))
+        out.update({f"refusal_split/{k}": v for k, v in refusal_split(rows).items()})
+        return {k: (v if v is not None else float("nan")) for k, v in out.items()}
 
     return compute
 
 
-@scorer(metrics=[{"correct": [accuracy(), stderr()], "refusal": [mean()], "parse_failure": [mean()]},
+@scorer(metrics=[{"correct": [accuracy(), stderr()], "refusal": [mean()], "near_refusal": [mean()],
+                  "parse_failure": [mean()]},
                  user_need_levels()])
 def user_need_accuracy() -> Scorer:
     """Exact match of the ``<output>`` answer with the cell's expected answer."""
@@ -63,15 +80,23 @@ def user_need_accuracy() -> Scorer:
         reply = state.output.completion
         parsed = parse_output(reply)
         if not parsed.ok:
-            return Score(value={"correct": 0, "refusal": 0, "parse_failure": 1}, answer=None,
+            return Score(value={"correct": 0, "refusal": 0, "near_refusal": 0, "parse_failure": 1}, answer=None,
                          explanation=f"parse failure: {parsed.reason}",
                          metadata={**cell, "reply": reply, "parse_failure_reason": parsed.reason})
-        right = matches(parsed.answer, list(target.target))
+        expected = list(target.target)
+        right = matches(parsed.answer, expected)
+        option = None
+        options = extra.get("options")
+        if not right and options and not is_refusal(parsed.answer):
+            option = match_option(parsed.answer, list(options))
+            right = option is not None and matches(option, expected)
         return Score(
-            value={"correct": int(right), "refusal": int(is_refusal(parsed.answer)), "parse_failure": 0},
+            value={"correct": int(right), "refusal": int(is_refusal(parsed.answer)),
+                   "near_refusal": int(is_near_refusal(parsed.answer)), "parse_failure": 0},
             answer=parsed.answer,
-            explanation=f"{canonical(parsed.answer)!r} vs expected {[canonical(t) for t in target.target]}",
-            metadata={**cell, "reply": reply},
+            explanation=f"{canonical(parsed.answer)!r} vs expected {[canonical(t) for t in expected]}"
+                        + (f" (names option {option!r})" if option else ""),
+            metadata={**cell, "reply": reply, **({"matched_option": option} if option else {})},
         )
 
     return score

@@ -56,8 +56,9 @@ def test_refusal_split_table_2():
     # cases: CE matching wrong and CF or MF matching right:
     #   q2 (CE refused, CF right) -> refusal; q3 (CE wrong, no refusal, CF right) -> hallucination;
     #   q4 (CE parse failure, MF right) -> parse failure, neither; q1 CE right -> not a case
-    assert refusal_split(results()) == {"cases": 3, "refusals": 1, "hallucinations": 1,
-                                        "parse_failures": 1, "refusal_share": 0.5}
+    assert refusal_split(results()) == {"cases": 3, "refusals": 1, "hallucinations": 1, "near_refusals": 0,
+                                        "parse_failures": 1, "refusal_share": 0.5,
+                                        "refusal_share_with_near": 0.5}
     assert refusal_rate(results())[(CE, M, 1)] == {"refusal_rate": 0.25, "refusals": 1, "n": 4}
 
 
