@@ -120,6 +120,7 @@ __all__ = [
     "Method",
     "Tag",
     "clip",
+    "continues_prefill",
     "first_tagged_answer",
     "letters_for",
     "loggable",
@@ -722,21 +723,48 @@ def _parse_choice(text: str, allowed: str, options: Sequence[str] | None) -> Cho
 # --------------------------------------------------------------------------
 # prompts that end inside an open answer tag (Micro-Act Figures 10-12)
 
-def restore_prefill(prompt: str, reply: str) -> str:
-    """Put back the open tag (``<a>`` or ``<t>``) a prompt ends with.
+_PREFILL_TAGS = {tag: re.compile(rf"<(/?){tag[1]}[ \t\r\n]*>", re.IGNORECASE) for tag in ("<a>", "<t>")}
 
-    The prompt ends inside the tag, so the reply continues it; the tag goes in
-    front unless the reply starts by repeating it. (A reply that continues a
+
+def continues_prefill(tag: str, reply: str) -> bool:
+    """Whether ``reply`` continues a prompt that ends inside the open ``tag``.
+
+    A continuation writes the tag's body and closes it (``B</a>``), or stops
+    before closing it (``C. Great Britain``, a reply cut at the token limit):
+    the first ``<a>``/``</a>`` it writes is the *closing* one, or it writes
+    neither. A reply whose first such tag *opens* the tag started a fresh
+    message instead -- a chat model writes ``The final answer is: <a>A</a>``,
+    ``**Answer:** <a>A</a>`` or a fenced ``<a>A</a>`` -- and is no
+    continuation, whatever comes before the tag. (A reply that continues a
     few-shot pattern holds later ``<a>`` tags too, so "contains the tag" is not
-    the test.)
+    the test; "which comes first" is.)
+
+    >>> continues_prefill("<a>", "B</a> then <a>C</a>"), continues_prefill("<a>", "**Answer:** <a>B</a>")
+    (True, False)
+    """
+    m = _PREFILL_TAGS[tag].search(reply)
+    return m is None or m.group(1) == "/"
+
+
+def restore_prefill(prompt: str, reply: str) -> str:
+    """Put back the open tag (``<a>`` or ``<t>``) a prompt ends with, when the
+    reply continues it (:func:`continues_prefill`).
+
+    The prompt ends inside the tag. A completion model continues it, so the tag
+    goes in front and the log shows the whole answer. A chat model usually
+    starts a fresh message that writes the tag itself (``I think the answer is
+    <a>A</a>``); that reply is returned unchanged, since putting ``<a>`` in
+    front would turn its preamble into the answer.
 
     >>> restore_prefill("The final answer is: <a>", "B</a>")
     '<a>B</a>'
     >>> restore_prefill("The final answer is: <a>", "B</a> then <a>C</a>")
     '<a>B</a> then <a>C</a>'
+    >>> restore_prefill("The final answer is: <a>", "The final answer is: <a>A</a>")
+    'The final answer is: <a>A</a>'
     """
-    for tag in ("<a>", "<t>"):
-        if prompt.rstrip().endswith(tag) and not reply.lstrip().lower().startswith(tag):
+    for tag in _PREFILL_TAGS:
+        if prompt.rstrip().endswith(tag) and continues_prefill(tag, reply):
             return tag + reply
     return reply
 
@@ -747,23 +775,27 @@ def first_tagged_answer(reply: str) -> tuple[str | None, str | None]:
     Returns ``(segment, None)`` or ``(None, reason)``. The **first** closed tag
     counts: a model that goes on to invent further examples writes more tags
     after its answer. A reply that opens ``<a>`` but never closes it (small
-    models often stop after "C. Great Britain") is read up to the end of its
-    first line. No tag, or an empty answer, is a failure. Only the first
-    :data:`MAX_REPLY_CHARS` characters are read.
+    models often stop after "C. Great Britain"; a chat reply cut at the token
+    limit stops after "The final answer is: <a>A") is read from that ``<a>``
+    up to the end of its line. No tag, or an empty answer, is a failure. Only
+    the first :data:`MAX_REPLY_CHARS` characters are read.
 
     >>> first_tagged_answer("<a>B</a>\\n\\nEvidence: ... <a>C</a>")
     ('<a>B</a>', None)
     >>> first_tagged_answer("<a>C. Great Britain\\nmore text")
     ('<a>C. Great Britain</a>', None)
+    >>> first_tagged_answer("The final answer is: <a>A")
+    ('<a>A</a>', None)
     >>> first_tagged_answer("I think B")
     (None, 'no <a>...</a> answer')
     """
     reply = clip(reply, "head")
     tags = tag_bodies(reply, "a")
     if not tags:
-        if "</a>" in reply.lower() or not reply.lstrip().lower().startswith("<a>"):
+        opened = _PREFILL_TAGS["<a>"].search(reply)
+        if "</a>" in reply.lower() or opened is None:
             return None, "no <a>...</a> answer"
-        start = len(reply) - len(reply.lstrip())
+        start = opened.start()
         while reply[start:start + 3].lower() == "<a>":  # "<a><a><a>...": read after the last
             start += 3
             while start < len(reply) and reply[start] in " \t":

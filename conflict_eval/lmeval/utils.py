@@ -7,8 +7,8 @@ harnesses give the same score for the same model output:
 * prompts: ``plugins/end_to_end`` (Micro-Act Fig. 10, and our free-form
   adaptation), ``plugins/baselines`` (Few-Shot Fig. 11, CoT Fig. 12),
   ``plugins/user_needs`` (Appendix B/C system and user prompts);
-* pre-filled tags put back in front of the reply as the solvers do
-  (``<a>`` for End-to-End, ``restore_prefill`` for Few-Shot/CoT);
+* pre-filled tags put back in front of a reply that continues them, as the
+  solvers do (``restore_prefill`` for End-to-End, Few-Shot and CoT);
 * answer extraction: ``parse_few_shot`` / ``parse_cot`` (baselines),
   ``conflict_eval.answers.parse_choice`` (multiple choice, as the
   ``choice_accuracy`` scorer), ``extract_answer`` + ``conflict_eval.text_metrics``
