@@ -171,6 +171,13 @@ PARSERS: list[ParserEntry] = [
     ParserEntry("atomr.parse_closed_book", "conflict_eval.plugins.atomr.solver:parse_closed_book",
                 "no answer: empty prediction, scored 0 by token_f1/EM",
                 call=lambda fn, t: (fn(t, "standard"), fn(t, "cot")), owner="plugins/atomr"),
+    # MADAM-RAG
+    ParserEntry("madam_rag.parse_agent_answer", "conflict_eval.plugins.madam_rag.parse:parse_agent_answer",
+                "no Answer: marker: the whole reply up to Explanation is the answer (early stop only), "
+                "counted in unmarked_agent_replies", owner="plugins/madam_rag"),
+    ParserEntry("madam_rag.parse_aggregation", "conflict_eval.plugins.madam_rag.parse:parse_aggregation",
+                "no readable All Correct Answers list: answer_parse_failure; strict_em scores 0 and counts it "
+                "in parse_failure", owner="plugins/madam_rag"),
 ]
 
 

@@ -27,6 +27,9 @@ from conflict_eval.text_metrics import normalize_squad
 _ANSWER = re.compile(r"\banswer\s*\**\s*:\s*\**", re.I)
 _EXPLANATION = re.compile(r"\bexplanation\b", re.I)
 _ALL_CORRECT = re.compile(r"all\s+correct\s+answers?\s*\**\s*:\s*\**\s*", re.I)
+MAX_LIST_CHARS = 2000
+"""A longer answer list is a failure (a 128-token reply is about 600 characters);
+keeps the quoted-item fallback below well within linear-ish time."""
 _QUOTED = re.compile(r'"([^"]*)"|\'((?:[^\'\\]|\\.|\'(?=\w))*)\'')
 
 
@@ -107,8 +110,8 @@ def parse_aggregation(reply: str) -> Aggregation:
     Python-quoted, or bare and comma-separated (``[1963, 1956]``); a quoted
     item keeps its commas (``["3,559 people"]``). A reply that is just
     'unknown' (what the prompt asks for when nothing is correct) gives ``[]``.
-    Anything else -- no list, an unclosed list (reply cut at the token limit)
-    -- is a failure with its reason, never a guess.
+    Anything else -- no list, an unclosed list (reply cut at the token limit),
+    a list over :data:`MAX_LIST_CHARS` -- is a failure with its reason, never a guess.
 
     >>> parse_aggregation('All Correct Answers: ["1963", "1956"]. Explanation: ...').answers
     ['1963', '1956']
@@ -141,4 +144,6 @@ def parse_aggregation(reply: str) -> Aggregation:
             break
     if end < 0:
         return Aggregation(None, "the answer list is not closed (reply cut short?)")
+    if end - 1 > MAX_LIST_CHARS:
+        return Aggregation(None, f"the answer list is longer than {MAX_LIST_CHARS} characters")
     return Aggregation(_items(rest[1:end]))
