@@ -59,6 +59,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from conflict_eval.plugins.knowledge_sources.sources import search_async
 from conflict_eval.text_metrics import normalize_atomr
 
 from . import prompts
@@ -157,7 +158,7 @@ class Executor:
             return names, reply
         return chosen, reply
 
-    def retrieve(self, query: str, sources: list[str]) -> dict[str, list]:
+    async def retrieve(self, query: str, sources: list[str]) -> dict[str, list]:
         """Top-k hits per source; a source that fails is counted in
         :attr:`retrieval_errors` and raises :class:`RetrievalError`, which
         fails the sample (no answer is made without the configured knowledge)."""
@@ -165,7 +166,7 @@ class Executor:
         for name in sources:
             self.retriever_calls[name] += 1
             try:
-                hits[name] = self.sources[name].search(query, self.k)
+                hits[name] = await search_async(self.sources[name], query, self.k)
             except Exception as exc:
                 raise self._retrieval_error(name, query, exc) from exc
         return hits
@@ -205,7 +206,7 @@ class Executor:
         if hits is None:
             chosen, sel_reply = await self.select_sources(question)
             rec.update(sources=chosen, selection_reply=sel_reply, query=question)
-            hits = self.retrieve(question, chosen)
+            hits = await self.retrieve(question, chosen)
             rec["passages"] = _hits_json(hits)
         answer, reply = await self.answer_with("direct_rag", prompts.DIRECT_RAG_TEMPLATE, question,
                                                knowledge=self.format_knowledge(hits))
@@ -337,7 +338,7 @@ class Executor:
                 condition = " ".join(self._arg(op.args[1], node, answers)).strip()
                 if not condition:
                     raise OperatorFailure("the Filter condition is empty")
-                kept, hits, overlaps = self.filter_entities(entities, condition, chosen)
+                kept, hits, overlaps = await self.filter_entities(entities, condition, chosen)
                 rec.update(entities=entities, overlap=overlaps, kept=kept, passages=_hits_json(hits))
                 if not kept:
                     raise OperatorFailure(f"no entity has overlap >= {self.threshold}")
@@ -351,7 +352,7 @@ class Executor:
                 if not all(p.strip() for p in parts):
                     raise OperatorFailure("an argument refers to a node with no answer")
                 query = " ".join(parts).strip()
-                hits = self.retrieve(query, chosen)
+                hits = await self.retrieve(query, chosen)
                 rec.update(query=query, passages=_hits_json(hits))
                 template = prompts.SEARCH_TEMPLATE if op.name == "Search" else prompts.RELATE_TEMPLATE
             answer, reply = await self.answer_with(op.name.lower(), template, question,
@@ -369,14 +370,14 @@ class Executor:
             answer, rec["direct_rag"] = await self.direct_rag(self.substitute(node.question, node, answers), hits)
             return answer, rec
 
-    def filter_entities(self, entities: list[str], condition: str, sources: list[str]):
+    async def filter_entities(self, entities: list[str], condition: str, sources: list[str]):
         """Retrieve per entity and keep those with overlap coefficient >= threshold."""
         kept: list[str] = []
         merged: dict[str, list] = {s: [] for s in sources}
         overlaps: dict[str, float] = {}
         for entity in entities:
             query = f"{entity} {condition}"
-            hits = self.retrieve(query, sources)
+            hits = await self.retrieve(query, sources)
             passage = " ".join(h.text for hs in hits.values() for h in hs)
             overlaps[entity] = round(overlap_coefficient(query, passage), 4)
             if overlaps[entity] >= self.threshold:

@@ -395,7 +395,7 @@ def atomr_standard_rag(
         ex = Executor(model, srcs, k=k)
         store = state.store_as(BaselineStore)
         try:
-            hits = ex.retrieve(record.question, names)
+            hits = await ex.retrieve(record.question, names)
         finally:
             store.retrieval_errors = ex.retrieval_errors
             store.retriever_calls = dict(ex.retriever_calls)
