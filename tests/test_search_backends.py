@@ -1,26 +1,37 @@
-"""Search-server backends against local stand-in servers on 127.0.0.1.
+"""Search-server backends: a real SPARQL server, and stand-ins where none runs offline.
 
-Each stand-in implements the subset of the real API the client uses:
+* SPARQL: a real Oxigraph server (PyPI ``oxigraph``, in the ``dev`` extra)
+  started by the ``oxigraph_server`` fixture on an ephemeral loopback port,
+  with the test graph loaded.
+* Stand-ins (hand-written, on 127.0.0.1), only for servers that cannot run
+  here offline: Elasticsearch/OpenSearch (a JVM server, not on PyPI) and the
+  ColBERTv2 search server (needs a trained ColBERT checkpoint and index).
+  Each implements the subset of the real API the client uses:
 
-* ColBERTv2 search server (THU-KEG/AtomR ``ColBERT/setup_service_*.py``):
-  ``GET /api/search?query=&k=`` -> ``{"query", "topk": [{text, pid, rank, score, prob}]}``,
-  passages as ``"title | text"``; ranked here by BM25 (the scores are the stand-in's);
-* Elasticsearch/OpenSearch: ``HEAD/PUT /INDEX``, ``POST /_bulk``, ``POST /INDEX/_refresh``,
-  ``GET /INDEX/_count``, ``POST /INDEX/_search`` (``multi_match``), ranked by BM25;
-* SPARQL 1.1 protocol: ``GET ?query=`` evaluated by rdflib over a small graph,
-  answered as ``application/sparql-results+json``.
+  * ColBERTv2 search server (THU-KEG/AtomR ``ColBERT/setup_service_*.py``):
+    ``GET /api/search?query=&k=`` -> ``{"query", "topk": [{text, pid, rank, score, prob}]}``,
+    passages as ``"title | text"``; ranked here by BM25 (the scores are the stand-in's);
+  * Elasticsearch/OpenSearch: ``HEAD/PUT /INDEX``, ``POST /_bulk``, ``POST /INDEX/_refresh``,
+    ``GET /INDEX/_count``, ``POST /INDEX/_search`` (``multi_match``), ranked by BM25.
 
-Servers bind 127.0.0.1 on a free port, run in a daemon thread and are shut
+Stand-ins bind 127.0.0.1 on a free port, run in a daemon thread and are shut
 down by the fixture. ``fail_first`` makes a server answer 503 to its first N
-requests, ``delay`` makes it slow (for timeouts).
+requests, ``delay`` makes it slow (for timeouts and concurrency);
+``max_in_flight`` is the most requests it was serving at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import shutil
+import socket
+import subprocess
+import sys
 import threading
 import time
 import urllib.parse
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -33,6 +44,7 @@ from conflict_eval.plugins.knowledge_sources.backends import (
     bulk_load,
     parse_spec,
     public_url,
+    run_sync,
 )
 from conflict_eval.plugins.knowledge_sources.sources import KGSource, SourceError, text_source
 from conflict_eval.retrieval import BM25Retriever, Document
@@ -51,6 +63,8 @@ class StandIn:
     def __init__(self, handle, fail_first: int = 0, delay: float = 0.0) -> None:
         self.handle, self.fail_first, self.delay = handle, fail_first, delay
         self.requests: list[tuple[str, str]] = []
+        self.in_flight = self.max_in_flight = 0
+        lock = threading.Lock()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -58,13 +72,22 @@ class StandIn:
                 parts = urllib.parse.urlsplit(self.path)
                 n = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(n) if n else b""
-                outer.requests.append((method, self.path))
-                if len(outer.requests) <= outer.fail_first:
-                    status, headers, data = 503, {"Content-Type": "application/json"}, b'{"error": "busy"}'
-                else:
-                    if outer.delay:
-                        time.sleep(outer.delay)
-                    status, headers, data = outer.handle(method, parts.path, urllib.parse.parse_qs(parts.query), body)
+                with lock:
+                    outer.requests.append((method, self.path))
+                    first = len(outer.requests) <= outer.fail_first
+                    outer.in_flight += 1
+                    outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
+                try:
+                    if first:
+                        status, headers, data = 503, {"Content-Type": "application/json"}, b'{"error": "busy"}'
+                    else:
+                        if outer.delay:
+                            time.sleep(outer.delay)
+                        status, headers, data = outer.handle(method, parts.path,
+                                                             urllib.parse.parse_qs(parts.query), body)
+                finally:
+                    with lock:
+                        outer.in_flight -= 1
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)
@@ -288,70 +311,120 @@ wd:P1082 rdfs:label "population"@en . wd:P1082 wikibase:directClaim wdt:P1082 .
 """
 
 
-def sparql_handler():
-    rdflib = pytest.importorskip("rdflib")
-    g = rdflib.Graph()
-    g.parse(data=TTL, format="turtle")
-
-    def handle(method, path, query, body):
-        q = query.get("query", [""])[0]
-        try:
-            result = g.query(q)
-        except Exception as exc:  # a SPARQL syntax error is a 400, as real endpoints answer
-            return 400, {"Content-Type": "text/plain"}, str(exc).encode()
-        return 200, {"Content-Type": "application/sparql-results+json"}, result.serialize(format="json")
-
-    return handle
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
-def test_sparql_kg_entity_lookup_and_one_hop():
-    with StandIn(sparql_handler()) as srv:
-        kg = KGSource(f"sparql+http://127.0.0.1:{srv.port}/sparql")
-        assert isinstance(kg.backend, SparqlKG)
-        kg.backend.predicate_prefix = "http://www.wikidata.org/prop/direct/"  # as for query.wikidata.org
-        assert kg.entities_in("What is the population of Paris?") == ["http://www.wikidata.org/entity/Q90"]
-        texts = [h.text for h in kg.search("What is the population of Paris?")]
-        # the relation matching a query word comes first; then the rest (incoming facts too)
-        assert texts[0] == "Paris | population | 2102650"
-        assert sorted(texts[1:]) == ["Eiffel Tower | located in the administrative territorial entity | Paris",
-                                     "France | capital | Paris", "Paris | country | France"]
-        # longest label first: "Eiffel Tower" is one entity, not "Eiffel" + "Tower"
-        assert kg.entities_in("When was the Eiffel Tower built?") == ["http://www.wikidata.org/entity/Q243"]
-        assert kg.search("Who is Zorblax?") == []
-        assert kg.describe() == {"endpoint": f"http://127.0.0.1:{srv.port}/sparql", "passages": None,
-                                 "backend": "sparql endpoint"}
+def oxigraph_binary() -> str:
+    """The ``oxigraph`` server binary (PyPI ``oxigraph``, installed with the dev extra)."""
+    found = shutil.which("oxigraph") or shutil.which("oxigraph", path=str(Path(sys.executable).parent))
+    assert found, "the oxigraph SPARQL server is missing: pip install -e '.[dev]' (PyPI package 'oxigraph')"
+    return found
 
 
-def test_sparql_errors_are_reported():
-    with StandIn(lambda *a: (400, {"Content-Type": "text/plain"}, b"parse error")) as srv:
-        kg = SparqlKG(f"http://127.0.0.1:{srv.port}/sparql", retries=0)
-        with pytest.raises(SourceError, match="HTTP 400: parse error"):
-            kg.labels_in("Paris")
+@pytest.fixture(scope="module")
+def oxigraph_server(tmp_path_factory):
+    """A real SPARQL 1.1 server (Oxigraph) with TTL loaded, read-only, on a free
+    loopback port; yields its query endpoint URL and is stopped afterwards."""
+    exe = oxigraph_binary()
+    root = tmp_path_factory.mktemp("oxigraph")
+    (root / "graph.ttl").write_text(TTL, encoding="utf-8")
+    subprocess.run([exe, "load", "--location", str(root / "db"), "--file", str(root / "graph.ttl")],
+                   check=True, capture_output=True, timeout=60)
+    port = free_port()
+    proc = subprocess.Popen([exe, "serve-read-only", "--location", str(root / "db"), "--bind", f"127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}/query"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"oxigraph did not start: {proc.stderr.read().decode()[-500:]}") from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_sparql_kg_entity_lookup_and_one_hop(oxigraph_server):
+    kg = KGSource(f"sparql+{oxigraph_server}")
+    assert isinstance(kg.backend, SparqlKG)
+    kg.backend.predicate_prefix = "http://www.wikidata.org/prop/direct/"  # as for query.wikidata.org
+    assert kg.entities_in("What is the population of Paris?") == ["http://www.wikidata.org/entity/Q90"]
+    texts = [h.text for h in kg.search("What is the population of Paris?")]
+    # the relation matching a query word comes first; then the rest (incoming facts too)
+    assert texts[0] == "Paris | population | 2102650"
+    assert sorted(texts[1:]) == ["Eiffel Tower | located in the administrative territorial entity | Paris",
+                                 "France | capital | Paris", "Paris | country | France"]
+    # longest label first: "Eiffel Tower" is one entity, not "Eiffel" + "Tower"
+    assert kg.entities_in("When was the Eiffel Tower built?") == ["http://www.wikidata.org/entity/Q243"]
+    assert kg.search("Who is Zorblax?") == []
+    assert kg.describe() == {"endpoint": oxigraph_server, "passages": None, "backend": "sparql endpoint"}
+
+
+def test_sparql_errors_are_reported(oxigraph_server):
+    kg = SparqlKG(oxigraph_server, retries=0)
+    with pytest.raises(SourceError, match="HTTP 400"):  # the real server's answer to a syntax error
+        run_sync(kg.query("SELECT ?x WHERE { ?x"))
 
 
 def test_http_client_retries_connection_refused():
-    with StandIn(colbert_handler()) as srv:
-        port = srv.port
-    c = HttpClient(timeout=0.5, retries=1, backoff=0.01)  # nothing listens any more
+    port = free_port()  # nothing listens there
+    c = HttpClient(timeout=0.5, retries=1, backoff=0.01)
     with pytest.raises(SourceError, match="no answer after 2 attempts.*ConnectError"):
-        c.get_json(f"http://127.0.0.1:{port}/api/search")
+        run_sync(c.get_json(f"http://127.0.0.1:{port}/api/search"))
+    assert c.requests == 2
+
+
+def test_search_calls_do_not_block_the_event_loop():
+    """Four concurrent searches against a slow server (0.5 s a request): the
+    server serves all four at once, and the loop is free meanwhile."""
+    with StandIn(colbert_handler(), delay=0.5) as srv:
+        c = ColbertServer(f"http://127.0.0.1:{srv.port}/api/search", timeout=5, retries=0)
+
+        async def main():
+            ticks = 0
+
+            async def ticker():
+                nonlocal ticks
+                while True:
+                    await asyncio.sleep(0.05)
+                    ticks += 1
+
+            t = asyncio.create_task(ticker())
+            start = time.monotonic()
+            hits = await asyncio.gather(*(c.asearch(q, 1) for q in ("Paris", "Ed Wood", "Eiffel", "Scott")))
+            t.cancel()
+            return hits, time.monotonic() - start, ticks
+
+        hits, took, ticks = asyncio.run(main())
+    assert srv.max_in_flight == 4
+    assert [h[0].id for h in hits] == ["3", "1", "2", "0"]
+    assert took < 1.5 and ticks >= 5  # not 4 x 0.5 s in a row; the loop ran other work meanwhile
 
 
 # --------------------------------------------------------------------------
 # AtomR end to end over the ColBERT API and a SPARQL KG
 
 
-def test_atomr_runs_over_colbert_and_sparql_and_records_the_endpoints(shared_data, tmp_path):
+def test_atomr_runs_over_colbert_and_sparql_and_records_the_endpoints(shared_data, tmp_path, oxigraph_server):
     from inspect_ai import eval as inspect_eval
 
     from conflict_eval.tasks.atomr.task import atomr
     from conflict_eval.testing import scripted_model
 
     path = shared_data / "hotpotqa_ircot" / "sample.jsonl"
-    with StandIn(colbert_handler()) as col, StandIn(sparql_handler()) as sp:
+    with StandIn(colbert_handler()) as col:
         task = atomr(dataset="hotpotqa", path=str(path), method="atomr_standard_rag", limit=1, sources="text,kg",
                      text_corpus=f"colbert+http://127.0.0.1:{col.port}/api/search",
-                     kg_triples=f"sparql+http://127.0.0.1:{sp.port}/sparql")
+                     kg_triples=f"sparql+{oxigraph_server}")
         log = inspect_eval(task, model=scripted_model(["Answer: Paris"] * 5), display="none",
                            log_dir=str(tmp_path))[0]
         assert log.status == "success", log.error
@@ -363,3 +436,22 @@ def test_atomr_runs_over_colbert_and_sparql_and_records_the_endpoints(shared_dat
     assert r["sources"]["text"]["backend"] == "colbertv2 server"
     assert r["sources"]["kg"]["backend"] == "sparql endpoint"
     assert "note" not in r
+
+
+def test_four_concurrent_samples_query_a_slow_server_at_once(shared_data, tmp_path):
+    """Inspect runs 4 samples concurrently; each retrieves from a slow ColBERT
+    server (0.5 s a request): the server has all 4 requests in flight at once."""
+    from inspect_ai import eval as inspect_eval
+
+    from conflict_eval.testing import scripted_model
+
+    path = shared_data / "hotpotqa_ircot" / "sample.jsonl"
+    with StandIn(colbert_handler(), delay=0.5) as col:
+        [log] = inspect_eval("conflict_eval/atomr", task_args={
+            "dataset": "hotpotqa", "path": str(path), "method": "atomr_standard_rag",
+            "text_corpus": f"colbert+http://127.0.0.1:{col.port}/api/search"},
+            model=scripted_model(lambda prompt: "Answer: Paris"), limit=4, max_samples=4,
+            display="none", log_dir=str(tmp_path))
+        assert log.status == "success", log.error
+    assert len(col.requests) == 4
+    assert col.max_in_flight == 4

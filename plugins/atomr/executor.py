@@ -59,6 +59,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from conflict_eval.plugins.knowledge_sources.sources import search_async
 from conflict_eval.text_metrics import normalize_atomr
 
 from . import prompts
@@ -123,6 +124,12 @@ class Executor:
         """Nodes answered by Direct RAG because they could not run as planned."""
         self.retrieval_errors = 0
         self.max_tokens_cap = max_tokens_cap
+        self.truncation_retries: Counter[str] = Counter()
+        """Calls retried with the larger budget because the first reply was cut off, by step."""
+        self.reused_replies: Counter[str] = Counter()
+        """Calls not sent because the same prompt was already answered in this sample, by step."""
+        self._replies: dict[str, str] = {}
+        self.last_truncation: dict[str, Any] | None = None
 
     # ---------------------------------------------------------------- steps
 
@@ -133,10 +140,14 @@ class Executor:
         first = self.cap(max_tokens)
         retry = self.cap(retry_tokens) if retry_tokens else None
         self.llm_calls[step] += 1
+        self.last_truncation: dict[str, Any] | None = None
         out = await self.model.generate(prompt, config=GenerateConfig(max_tokens=first))
         if out.stop_reason == "max_tokens" and retry and retry > first:
             self.llm_calls[step] += 1
+            self.truncation_retries[step] += 1
             out = await self.model.generate(prompt, config=GenerateConfig(max_tokens=retry))
+            self.last_truncation = {"budget": first, "retry_budget": retry,
+                                    "still_truncated": out.stop_reason == "max_tokens"}
         return out.completion
 
     def cap(self, budget: int) -> int:
@@ -157,7 +168,7 @@ class Executor:
             return names, reply
         return chosen, reply
 
-    def retrieve(self, query: str, sources: list[str]) -> dict[str, list]:
+    async def retrieve(self, query: str, sources: list[str]) -> dict[str, list]:
         """Top-k hits per source; a source that fails is counted in
         :attr:`retrieval_errors` and raises :class:`RetrievalError`, which
         fails the sample (no answer is made without the configured knowledge)."""
@@ -165,7 +176,7 @@ class Executor:
         for name in sources:
             self.retriever_calls[name] += 1
             try:
-                hits[name] = self.sources[name].search(query, self.k)
+                hits[name] = await search_async(self.sources[name], query, self.k)
             except Exception as exc:
                 raise self._retrieval_error(name, query, exc) from exc
         return hits
@@ -191,9 +202,24 @@ class Executor:
             parts.append(f"{label}: {items}")
         return "\n".join(parts) if parts else "(no knowledge retrieved)"
 
-    async def answer_with(self, step: str, template: str, question: str, **fields) -> tuple[Answer, str]:
-        reply = await self.llm(step, template.format(question=question, **fields),
-                               self.budgets.operator, self.budgets.operator_retry)
+    async def answer_with(self, step: str, template: str, question: str, rec: dict[str, Any] | None = None,
+                          **fields) -> tuple[Answer, str]:
+        """One answer call (Figures 8-11). A prompt byte-identical to one already
+        sent in this sample is not sent again: its reply is reused (the calls run
+        at temperature 0), counted in :attr:`reused_replies` and marked in ``rec``
+        -- e.g. the Direct-RAG fallback after a Relate that answered Unknown,
+        whose Figure 9 prompt is the Relate prompt itself. A truncation retry is
+        marked in ``rec`` too (``truncation_retry``)."""
+        prompt = template.format(question=question, **fields)
+        if prompt in self._replies:
+            self.reused_replies[step] += 1
+            if rec is not None:
+                rec["reused_reply"] = "the same prompt was already sent in this sample; its reply is reused"
+            return parse_answer(self._replies[prompt]), self._replies[prompt]
+        reply = await self.llm(step, prompt, self.budgets.operator, self.budgets.operator_retry)
+        if rec is not None and self.last_truncation:
+            rec["truncation_retry"] = self.last_truncation
+        self._replies[prompt] = reply
         answer = parse_answer(reply)
         if answer.error:
             self.parse_failures[step] += 1
@@ -205,9 +231,9 @@ class Executor:
         if hits is None:
             chosen, sel_reply = await self.select_sources(question)
             rec.update(sources=chosen, selection_reply=sel_reply, query=question)
-            hits = self.retrieve(question, chosen)
+            hits = await self.retrieve(question, chosen)
             rec["passages"] = _hits_json(hits)
-        answer, reply = await self.answer_with("direct_rag", prompts.DIRECT_RAG_TEMPLATE, question,
+        answer, reply = await self.answer_with("direct_rag", prompts.DIRECT_RAG_TEMPLATE, question, rec,
                                                knowledge=self.format_knowledge(hits))
         rec.update(reply=reply, answer=answer.answers, paraphrase=answer.paraphrase, parse_error=answer.error)
         return answer, rec
@@ -304,9 +330,10 @@ class Executor:
             listed = json.dumps(a.answers, ensure_ascii=False)
             text = f"{a.paraphrase}. {listed}" if a.paraphrase and a.paraphrase != a.text else listed
             lines.append(f"Q: {c.label + '. ' if c.label and not c.synthetic else ''}{c.question} A: {text}")
-        answer, reply = await self.answer_with(step, prompts.CHILD_TEMPLATE, question, qa_pairs="\n".join(lines))
-        rec: dict[str, Any] = {"kind": step, "resolved_question": question, "qa_pairs": lines,
-                               "reply": reply, "answer": answer.answers, "parse_error": answer.error}
+        rec: dict[str, Any] = {"kind": step, "resolved_question": question, "qa_pairs": lines}
+        answer, reply = await self.answer_with(step, prompts.CHILD_TEMPLATE, question, rec,
+                                               qa_pairs="\n".join(lines))
+        rec.update(reply=reply, answer=answer.answers, parse_error=answer.error)
         if answer.error or answer.unknown:
             answer, rec["direct_rag"] = await self.direct_rag(question)
             rec["fallback"] = "direct_rag"
@@ -337,7 +364,7 @@ class Executor:
                 condition = " ".join(self._arg(op.args[1], node, answers)).strip()
                 if not condition:
                     raise OperatorFailure("the Filter condition is empty")
-                kept, hits, overlaps = self.filter_entities(entities, condition, chosen)
+                kept, hits, overlaps = await self.filter_entities(entities, condition, chosen)
                 rec.update(entities=entities, overlap=overlaps, kept=kept, passages=_hits_json(hits))
                 if not kept:
                     raise OperatorFailure(f"no entity has overlap >= {self.threshold}")
@@ -351,10 +378,10 @@ class Executor:
                 if not all(p.strip() for p in parts):
                     raise OperatorFailure("an argument refers to a node with no answer")
                 query = " ".join(parts).strip()
-                hits = self.retrieve(query, chosen)
+                hits = await self.retrieve(query, chosen)
                 rec.update(query=query, passages=_hits_json(hits))
                 template = prompts.SEARCH_TEMPLATE if op.name == "Search" else prompts.RELATE_TEMPLATE
-            answer, reply = await self.answer_with(op.name.lower(), template, question,
+            answer, reply = await self.answer_with(op.name.lower(), template, question, rec,
                                                    knowledge=self.format_knowledge(hits))
             rec.update(reply=reply, answer=answer.answers, parse_error=answer.error)
             if answer.error:
@@ -369,14 +396,14 @@ class Executor:
             answer, rec["direct_rag"] = await self.direct_rag(self.substitute(node.question, node, answers), hits)
             return answer, rec
 
-    def filter_entities(self, entities: list[str], condition: str, sources: list[str]):
+    async def filter_entities(self, entities: list[str], condition: str, sources: list[str]):
         """Retrieve per entity and keep those with overlap coefficient >= threshold."""
         kept: list[str] = []
         merged: dict[str, list] = {s: [] for s in sources}
         overlaps: dict[str, float] = {}
         for entity in entities:
             query = f"{entity} {condition}"
-            hits = self.retrieve(query, sources)
+            hits = await self.retrieve(query, sources)
             passage = " ".join(h.text for hs in hits.values() for h in hs)
             overlaps[entity] = round(overlap_coefficient(query, passage), 4)
             if overlaps[entity] >= self.threshold:

@@ -59,6 +59,10 @@ class AtomRStore(StoreModel):
     tree: list[dict[str, Any]] = Field(default_factory=list)
     """Node records in post-order (operator, sources, passages, reply, answer)."""
     llm_calls: dict[str, int] = Field(default_factory=dict)
+    truncation_retries: dict[str, int] = Field(default_factory=dict)
+    """Calls retried with the larger budget after a cut-off reply, by step (also marked on the node)."""
+    reused_replies: dict[str, int] = Field(default_factory=dict)
+    """Calls not sent because a byte-identical prompt was already answered in the sample, by step."""
     retriever_calls: dict[str, int] = Field(default_factory=dict)
     parse_failures: dict[str, int] = Field(default_factory=dict)
     answer_list: list[str] = Field(default_factory=list)
@@ -280,6 +284,8 @@ def atomr(
             store.retrieval_errors = ex.retrieval_errors
             store.tree = ex.records
             store.llm_calls = dict(ex.llm_calls)
+            store.truncation_retries = dict(ex.truncation_retries)
+            store.reused_replies = dict(ex.reused_replies)
             store.retriever_calls = {n: ex.retriever_calls.get(n, 0) for n in names}
             store.parse_failures = dict(ex.parse_failures)
         store.answer_list = answer.answers
@@ -395,7 +401,7 @@ def atomr_standard_rag(
         ex = Executor(model, srcs, k=k)
         store = state.store_as(BaselineStore)
         try:
-            hits = ex.retrieve(record.question, names)
+            hits = await ex.retrieve(record.question, names)
         finally:
             store.retrieval_errors = ex.retrieval_errors
             store.retriever_calls = dict(ex.retriever_calls)

@@ -17,30 +17,41 @@ text_corpus=``, ``-T web_pages=``, ``-T corpus=``, ``-T kg_triples=``):
   entity lookup by ``rdfs:label`` and one-hop facts, see :class:`SparqlKG`.
   Client: ``httpx`` with the SPARQL protocol (GET, ``query=``, JSON results).
 
+Async: every backend's ``asearch`` is a coroutine on an async client
+(``httpx.AsyncClient``; ``opensearch-py``'s ``AsyncOpenSearch``, which needs
+``aiohttp``: the ``search`` extra), so concurrent samples query a server
+concurrently and a slow or dead endpoint stalls only the samples waiting on
+it. ``search`` (the synchronous interface of every searcher, for index
+building and dataset preparation) runs the same coroutine to completion.
+
 Timeouts and retries: every request has a timeout (default 30 s,
 ``CONFLICT_EVAL_HTTP_TIMEOUT``) and is retried on connection errors,
 timeouts and HTTP 429/502/503/504 (default 3 retries,
-``CONFLICT_EVAL_HTTP_RETRIES``; exponential back-off from 0.5 s for httpx;
-``opensearch-py``'s own retry for Elasticsearch). With
+``CONFLICT_EVAL_HTTP_RETRIES``): through ``tenacity`` (exponential back-off
+from 0.5 s, at most 8 s) for httpx; ``opensearch-py``'s own retry for
+Elasticsearch. After the last attempt a :class:`SourceError` says how many
+attempts were made and what the last failure was. With
 ``CONFLICT_EVAL_OFFLINE=1`` only localhost endpoints are allowed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import inspect
 import os
 import re
 import threading
-import time
 import urllib.parse
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from conflict_eval.retrieval import Hit
 
 from .sources import SourceError
 
-__all__ = ["ColbertServer", "ElasticsearchIndex", "SparqlKG", "open_search_server", "parse_spec",
-           "public_url"]
+__all__ = ["ColbertServer", "ElasticsearchIndex", "HttpClient", "SparqlKG", "open_search_server",
+           "parse_spec", "public_url", "run_sync"]
 
 KINDS = {"es": "elasticsearch", "elasticsearch": "elasticsearch", "opensearch": "elasticsearch",
          "colbert": "colbert", "sparql": "sparql"}
@@ -86,43 +97,77 @@ def _default_retries() -> int:
     return int(os.environ.get("CONFLICT_EVAL_HTTP_RETRIES", "3"))
 
 
+T = TypeVar("T")
+
+
+def run_sync(coro: Awaitable[T]) -> T:
+    """Run ``coro`` to completion from synchronous code: in this thread when no
+    event loop runs here, otherwise in a worker thread with its own loop (a
+    synchronous caller inside async code blocks its loop either way; async
+    callers use ``asearch``)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()  # type: ignore[arg-type]
+
+
+async def maybe_await(value: Any) -> Any:
+    """``await value`` if it is awaitable (an async backend method), else ``value``."""
+    return await value if inspect.isawaitable(value) else value
+
+
+class _Transient(Exception):
+    """A failure worth another attempt (connection error, timeout, 429/502/503/504)."""
+
+
 class HttpClient:
-    """A small JSON-over-HTTP client (httpx) with a timeout and retries."""
+    """JSON over HTTP with ``httpx.AsyncClient``: a timeout per request and
+    bounded retries with exponential back-off (``tenacity``).
+
+    A client is opened per request, so one searcher serves any number of
+    event loops (Inspect runs each eval in its own loop); ``requests``
+    counts the HTTP requests sent, retries included."""
 
     def __init__(self, timeout: float | None = None, retries: int | None = None, backoff: float = 0.5) -> None:
-        import httpx
-
         self.timeout = _default_timeout() if timeout is None else float(timeout)
         self.retries = _default_retries() if retries is None else int(retries)
         self.backoff = backoff
-        self._client = httpx.Client(timeout=httpx.Timeout(self.timeout), follow_redirects=True,
-                                    headers={"User-Agent": "conflict-eval (retrieval backend)"})
         self.requests = 0
 
-    def get_json(self, url: str, params: dict | None = None, headers: dict | None = None) -> Any:
+    async def get_json(self, url: str, params: dict | None = None, headers: dict | None = None) -> Any:
         import httpx
+        from tenacity import (AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt,
+                              wait_exponential)
 
-        last: str = ""
-        for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(min(self.backoff * 2 ** (attempt - 1), 8.0))
+        async def attempt(client: httpx.AsyncClient) -> httpx.Response:
             self.requests += 1
             try:
-                resp = self._client.get(url, params=params, headers=headers)
+                resp = await client.get(url, params=params, headers=headers)
             except httpx.TransportError as exc:  # connect errors, timeouts, broken connections
-                last = f"{type(exc).__name__}: {exc}"
-                continue
+                raise _Transient(f"{type(exc).__name__}: {exc}") from exc
             if resp.status_code in RETRY_STATUS:
-                last = f"HTTP {resp.status_code}"
-                continue
-            if resp.status_code >= 400:
-                raise SourceError(f"{public_url(url)}: HTTP {resp.status_code}: {resp.text[:200]}")
+                raise _Transient(f"HTTP {resp.status_code}")
+            return resp
+
+        retrying = AsyncRetrying(stop=stop_after_attempt(self.retries + 1),
+                                 wait=wait_exponential(multiplier=self.backoff, max=8.0),
+                                 retry=retry_if_exception_type(_Transient))
+        async with httpx.AsyncClient(timeout=httpx.Timeout(self.timeout), follow_redirects=True,
+                                     headers={"User-Agent": "conflict-eval (retrieval backend)"}) as client:
             try:
-                return resp.json()
-            except ValueError:
-                raise SourceError(f"{public_url(url)}: the reply is not JSON: {resp.text[:200]!r}") from None
-        raise SourceError(f"{public_url(url)}: no answer after {self.retries + 1} attempts "
-                          f"(timeout {self.timeout:g} s): {last}")
+                resp = await retrying(attempt, client)
+            except RetryError as exc:
+                last = exc.last_attempt.exception()
+                raise SourceError(f"{public_url(url)}: no answer after {self.retries + 1} attempts "
+                                  f"(timeout {self.timeout:g} s): {last}") from None
+        if resp.status_code >= 400:
+            raise SourceError(f"{public_url(url)}: HTTP {resp.status_code}: {resp.text[:200]}")
+        try:
+            return resp.json()
+        except ValueError:
+            raise SourceError(f"{public_url(url)}: the reply is not JSON: {resp.text[:200]!r}") from None
 
 
 # --------------------------------------------------------------------------
@@ -142,7 +187,10 @@ class ColbertServer:
         self.size = None  # the API does not report its collection size
 
     def search(self, query: str, k: int = 5) -> list[Hit]:
-        data = self.http.get_json(self.url, params={"query": query, "k": k})
+        return run_sync(self.asearch(query, k))
+
+    async def asearch(self, query: str, k: int = 5) -> list[Hit]:
+        data = await self.http.get_json(self.url, params={"query": query, "k": k})
         topk = data.get("topk") if isinstance(data, dict) else None
         if not isinstance(topk, list):
             raise SourceError(f"{public_url(self.url)}: expected {{'topk': [...]}} in the reply, "
@@ -176,8 +224,6 @@ class ElasticsearchIndex:
     """
 
     def __init__(self, url: str, timeout: float | None = None, retries: int | None = None) -> None:
-        from opensearchpy import OpenSearch
-
         _check_offline(url)
         parts = urllib.parse.urlsplit(url)
         index = parts.path.strip("/")
@@ -190,30 +236,48 @@ class ElasticsearchIndex:
         self.url = urllib.parse.urlunsplit(parts._replace(path="", query=""))
         self.timeout = _default_timeout() if timeout is None else float(timeout)
         self.retries = _default_retries() if retries is None else int(retries)
-        self.client = OpenSearch(hosts=[self.url], timeout=self.timeout, max_retries=self.retries,
-                                 retry_on_timeout=True, retry_on_status=RETRY_STATUS)
+        self._options = dict(hosts=[self.url], timeout=self.timeout, max_retries=self.retries,
+                             retry_on_timeout=True, retry_on_status=RETRY_STATUS)
         self._size: int | None = None
 
-    def _call(self, what: str, fn, **kwargs) -> Any:
-        from opensearchpy.exceptions import OpenSearchException
+    def sync_client(self) -> Any:
+        """A synchronous ``OpenSearch`` client (for :func:`bulk_load`)."""
+        from opensearchpy import OpenSearch
 
+        return OpenSearch(**self._options)
+
+    async def _call(self, what: str, method: str, **kwargs) -> Any:
+        """``AsyncOpenSearch.<method>(**kwargs)`` on a client opened for this call
+        (a client is bound to the event loop it was opened in)."""
         try:
-            return fn(**kwargs)
+            from opensearchpy import AsyncOpenSearch
+            from opensearchpy.exceptions import OpenSearchException
+        except ImportError as exc:  # aiohttp missing
+            raise SourceError(f"the Elasticsearch/OpenSearch backend needs opensearch-py's async client: "
+                              f"pip install 'conflict-eval[search]' ({exc})") from None
+        client = AsyncOpenSearch(**self._options)
+        try:
+            return await getattr(client, method)(**kwargs)
         except OpenSearchException as exc:
             raise SourceError(f"{public_url(self.url)}/{self.index}: {what} failed "
                               f"(timeout {self.timeout:g} s, {self.retries} retries): {exc}") from None
+        finally:
+            await client.close()
 
     @property
     def size(self) -> int:
         if self._size is None:
-            self._size = int(self._call("count", self.client.count, index=self.index)["count"])
+            self._size = int(run_sync(self._call("count", "count", index=self.index))["count"])
         return self._size
 
     def search(self, query: str, k: int = 5) -> list[Hit]:
+        return run_sync(self.asearch(query, k))
+
+    async def asearch(self, query: str, k: int = 5) -> list[Hit]:
         body = {"size": k, "query": {"multi_match": {"query": query,
                                                       "fields": [self.text_field, self.title_field]}},
                 "_source": [self.text_field, self.title_field]}
-        data = self._call("search", self.client.search, index=self.index, body=body)
+        data = await self._call("search", "search", index=self.index, body=body)
         hits = []
         for n, h in enumerate(data.get("hits", {}).get("hits", [])[:k], start=1):
             src = h.get("_source") or {}
@@ -245,16 +309,17 @@ def bulk_load(url: str, documents: Iterable[Any], *, chunk: int = 1000, create: 
     from opensearchpy import helpers
 
     es = ElasticsearchIndex(url)
-    if create and not es.client.indices.exists(index=es.index):
-        es.client.indices.create(index=es.index, body={"mappings": {"properties": {
+    client = es.sync_client()
+    if create and not client.indices.exists(index=es.index):
+        client.indices.create(index=es.index, body={"mappings": {"properties": {
             es.text_field: {"type": "text"}, es.title_field: {"type": "text"}}}})
     actions = ({"_index": es.index, "_id": d.id, "_source": {es.text_field: d.text, es.title_field: d.title}}
                for d in documents)
-    ok, errors = helpers.bulk(es.client, actions, chunk_size=chunk, raise_on_error=False)
+    ok, errors = helpers.bulk(client, actions, chunk_size=chunk, raise_on_error=False)
     if errors:
         raise SourceError(f"{public_url(es.url)}/{es.index}: {len(errors)} passages failed to index, "
                           f"first: {errors[0]}")
-    es.client.indices.refresh(index=es.index)
+    client.indices.refresh(index=es.index)
     return ok
 
 
@@ -300,8 +365,8 @@ class SparqlKG:
         self._by_label: dict[str, list[str]] = {}
         self._lock = threading.Lock()
 
-    def query(self, sparql: str) -> list[dict[str, dict]]:
-        data = self.http.get_json(self.url, params={"query": sparql},
+    async def query(self, sparql: str) -> list[dict[str, dict]]:
+        data = await self.http.get_json(self.url, params={"query": sparql},
                                   headers={"Accept": "application/sparql-results+json"})
         try:
             return data["results"]["bindings"]
@@ -317,14 +382,14 @@ class SparqlKG:
         grams = {" ".join(words[i:i + n]) for n in range(1, self.max_ngram + 1) for i in range(len(words) - n + 1)}
         return sorted(grams, key=lambda g: (-len(g), g))
 
-    def labels_in(self, query: str) -> list[str]:
+    async def labels_in(self, query: str) -> list[str]:
         """Labels of entities that occur in ``query`` (cached with their ids)."""
         grams = self.candidate_labels(query)
         if not grams:
             return []
         values = " ".join(f"{_sparql_literal(g)}@{self.lang}" for g in grams)
         # properties (Wikidata property entities, rdf:Property) are relations, not entities
-        rows = self.query("PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
+        rows = await self.query("PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
                           "PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>\n"
                           "PREFIX wikibase: <http://wikiba.se/ontology#>\n"
                           f"SELECT ?e ?label WHERE {{ VALUES ?label {{ {values} }} ?e rdfs:label ?label . "
@@ -346,25 +411,25 @@ class SparqlKG:
     def labels(self) -> Iterable[str]:
         return list(self._by_label)
 
-    def find_entities(self, name: str) -> list[str]:
+    async def find_entities(self, name: str) -> list[str]:
         key = name.strip().lower()
         if key not in self._by_label:
-            self.labels_in(name)
+            await self.labels_in(name)
         return list(self._by_label.get(key, []))
 
-    def label(self, entity_id: str) -> str:
+    async def label(self, entity_id: str) -> str:
         if entity_id.startswith("literal:"):
             return entity_id[len("literal:"):]
         if entity_id not in self._labels:
-            self._fetch_labels([entity_id])
+            await self._fetch_labels([entity_id])
         return self._labels.get(entity_id) or re.split(r"[/#]", entity_id.rstrip("/"))[-1]
 
-    def _fetch_labels(self, iris: list[str]) -> None:
+    async def _fetch_labels(self, iris: list[str]) -> None:
         iris = [i for i in dict.fromkeys(iris) if i not in self._labels and not i.startswith("literal:")]
         for start in range(0, len(iris), 200):
             batch = iris[start:start + 200]
             values = " ".join(f"<{i}>" for i in batch)
-            rows = self.query(
+            rows = await self.query(
                 "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
                 "PREFIX wikibase: <http://wikiba.se/ontology#>\n"
                 f"SELECT ?x ?l WHERE {{ VALUES ?x {{ {values} }} "
@@ -376,11 +441,11 @@ class SparqlKG:
                 for i in batch:  # remember misses too (shown by their IRI's last segment)
                     self._labels.setdefault(i, "")
 
-    def one_hop(self, entity_id: str) -> list[tuple[str, str, str]]:
+    async def one_hop(self, entity_id: str) -> list[tuple[str, str, str]]:
         e = f"<{entity_id}>"
         pfilter = f'FILTER(STRSTARTS(STR(?p), "{self.predicate_prefix}"))' if self.predicate_prefix else \
             "FILTER(?p != rdfs:label)"
-        rows = self.query(
+        rows = await self.query(
             "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
             f"SELECT ?s ?p ?o WHERE {{ {{ {e} ?p ?o . BIND({e} AS ?s) "
             f'FILTER(isIRI(?o) || lang(?o) = "" || langMatches(lang(?o), "{self.lang}")) }} '
@@ -391,9 +456,9 @@ class SparqlKG:
                 return b["value"] if b.get("type") == "uri" else f"literal:{b['value']}"
 
             facts.append((term(r["s"]), r["p"]["value"], term(r["o"])))
-        self._fetch_labels([x for f in facts for x in f])
+        await self._fetch_labels([x for f in facts for x in f])
         # relations are shown by their label
-        return sorted({(h, self.label(p), t) for h, p, t in facts})
+        return sorted({(h, await self.label(p), t) for h, p, t in facts})
 
     def describe(self) -> dict:
         return {"endpoint": public_url(self.url), "passages": None, "backend": "sparql endpoint"}

@@ -36,7 +36,6 @@ import os
 import re
 import threading
 import urllib.parse
-import urllib.request
 from collections.abc import Iterable, Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -46,7 +45,7 @@ from conflict_eval.retrieval import Document, Hit
 
 __all__ = [
     "KGBackend", "KGSource", "KnowledgeSource", "SerpApiSource", "SourceError", "TextSource",
-    "TripleStore", "WebPagesSource", "cached_source", "html_to_text", "read_passages",
+    "TripleStore", "WebPagesSource", "cached_source", "html_to_text", "read_passages", "search_async",
 ]
 
 
@@ -56,11 +55,24 @@ class SourceError(ValueError):
 
 @runtime_checkable
 class KnowledgeSource(Protocol):
+    """``search`` (synchronous); a source that queries a server also has
+    ``async asearch(query, k)``, which async callers use (:func:`search_async`)."""
+
     name: str
     label: str
 
     def search(self, query: str, k: int = 3) -> list[Hit]:
         ...
+
+
+async def search_async(source: Any, query: str, k: int = 3) -> list[Hit]:
+    """``await source.asearch(query, k)`` when the source has it (a search
+    server: the event loop keeps running other samples meanwhile), else
+    ``source.search(query, k)`` (in-memory and on-disk indexes: CPU work)."""
+    asearch = getattr(source, "asearch", None)
+    if asearch is not None:
+        return await asearch(query, k)
+    return source.search(query, k)
 
 
 # --------------------------------------------------------------------------
@@ -190,6 +202,9 @@ class TextSource:
 
     def search(self, query: str, k: int = 3) -> list[Hit]:
         return self.searcher.search(query, k)
+
+    async def asearch(self, query: str, k: int = 3) -> list[Hit]:
+        return await search_async(self.searcher, query, k)
 
     def describe(self) -> dict:
         return self.searcher.describe()
@@ -350,33 +365,49 @@ class KGSource:
 
     def entities_in(self, query: str) -> list[str]:
         """Ids of the entities whose label occurs in ``query`` (whole words, longest first)."""
+        from .backends import run_sync
+
+        return run_sync(self.aentities_in(query))
+
+    async def aentities_in(self, query: str) -> list[str]:
+        from .backends import maybe_await
+
         q = f" {_norm(query)} "
         ids: list[str] = []
         spot = getattr(self.backend, "labels_in", None)  # a remote KG finds the labels in the query itself
-        labels = spot(query) if spot else self.backend.labels()
+        labels = await maybe_await(spot(query)) if spot else self.backend.labels()
         for lab in sorted(labels, key=len, reverse=True):
             n = _norm(lab)
             if n and f" {n} " in q:
-                ids += [i for i in self.backend.find_entities(lab) if i not in ids]
+                ids += [i for i in await maybe_await(self.backend.find_entities(lab)) if i not in ids]
                 q = q.replace(f" {n} ", " | ")
         return ids
 
     def search(self, query: str, k: int = 3) -> list[Hit]:
-        ids = self.entities_in(query)
+        from .backends import run_sync
+
+        return run_sync(self.asearch(query, k))
+
+    async def asearch(self, query: str, k: int = 3) -> list[Hit]:
+        """The facts (see the class docstring); backend methods may be coroutines (SPARQL)."""
         from bm25s.stopwords import STOPWORDS_EN
 
+        from .backends import maybe_await
+
+        ids = await self.aentities_in(query)
         qwords = _words(query) - set(STOPWORDS_EN)  # "the", "of" ... say nothing about the relation
         facts: list[tuple[int, tuple[str, str, str]]] = []
         seen = set()
         for eid in ids:
-            for fact in self.backend.one_hop(eid):
+            for fact in await maybe_await(self.backend.one_hop(eid)):
                 if fact not in seen:
                     seen.add(fact)
                     facts.append((0 if _words(fact[1]) & qwords else 1, fact))
         facts.sort(key=lambda x: x[0])  # stable: relation matches first
         hits = []
         for rank, (_, (h, r, t)) in enumerate(facts, start=1):
-            text = f"{self.backend.label(h)} | {r} | {self.backend.label(t)}"
+            text = (f"{await maybe_await(self.backend.label(h))} | {r} | "
+                    f"{await maybe_await(self.backend.label(t))}")
             hits.append(Hit(id=f"{h}|{r}|{t}", text=text, title=None, score=1.0, rank=rank))
         return hits
 
@@ -436,6 +467,9 @@ class WebPagesSource:
     def search(self, query: str, k: int = 3) -> list[Hit]:
         return self.searcher.search(query, k)
 
+    async def asearch(self, query: str, k: int = 3) -> list[Hit]:
+        return await search_async(self.searcher, query, k)
+
     def describe(self) -> dict:
         return self.searcher.describe()
 
@@ -468,9 +502,17 @@ class SerpApiSource:
         return {"endpoint": self.url, "passages": None, "backend": "web search API (SerpAPI-compatible)"}
 
     def search(self, query: str, k: int = 3) -> list[Hit]:
-        params = urllib.parse.urlencode({"q": query, "api_key": self.key, "engine": "google", "num": k})
-        with urllib.request.urlopen(f"{self.url}?{params}", timeout=self.timeout) as resp:
-            data = json.load(resp)
+        from .backends import run_sync
+
+        return run_sync(self.asearch(query, k))
+
+    async def asearch(self, query: str, k: int = 3) -> list[Hit]:
+        from .backends import HttpClient
+
+        data = await HttpClient(self.timeout).get_json(
+            self.url, params={"q": query, "api_key": self.key, "engine": "google", "num": k})
+        if not isinstance(data, dict):
+            raise SourceError(f"web search API {self.url}: expected a JSON object, got {str(data)[:200]!r}")
         if "error" in data:
             raise SourceError(f"web search API error: {data['error']}")
         results = data.get("organic_results") or []

@@ -133,12 +133,32 @@ async def test_operator_failure_falls_back_to_direct_rag_with_the_same_knowledge
     text = FixedSource("text", "Wikipedia Passages", {"*": "Prague is the capital."})
     model = scripted_model([bad_reply, ans("Prague")])
     ex = Executor(model, {"text": text})
-    answer = await ex.run(parse_tree('{"Where was Pudil born?": "Relate(\\"Daniel Pudil\\", \\"place of birth\\")"}'))
+    answer = await ex.run(parse_tree('{"Where was Pudil born?": "Search(\\"Daniel Pudil\\", \\"footballer\\")"}'))
     assert answer.answers == ["Prague"]
-    assert dict(ex.llm_calls) == {"relate": 1, "direct_rag": 1}
+    assert dict(ex.llm_calls) == {"search": 1, "direct_rag": 1}
     assert dict(ex.retriever_calls) == {"text": 1}
-    assert "Prague is the capital." in prompts_of(model)[1]
+    p = prompts_of(model)
+    assert "Prague is the capital." in p[1] and p[1].startswith('Please answer the question "Where was Pudil born?"')
+    assert ex.parse_failures.get("search", 0) == (1 if bad_reply.startswith("I am") else 0)
+    assert not ex.reused_replies
+
+
+@pytest.mark.parametrize("bad_reply", ["I am not sure.", UNKNOWN])
+async def test_relate_failure_reuses_its_reply_instead_of_resending_the_identical_fallback_prompt(bad_reply):
+    """Direct RAG uses the Relate prompt (Figure 9) with the same question and
+    knowledge: the fallback prompt is byte-identical, so it is not sent again."""
+    text = FixedSource("text", "Wikipedia Passages", {"*": "Prague is the capital."})
+    model = scripted_model([bad_reply])
+    ex = Executor(model, {"text": text})
+    answer = await ex.run(parse_tree('{"Where was Pudil born?": "Relate(\\"Daniel Pudil\\", \\"place of birth\\")"}'))
+    assert answer.answers == []  # what the identical call would answer again at temperature 0
+    assert dict(ex.llm_calls) == {"relate": 1} and len(model.script.calls) == 1
+    assert dict(ex.reused_replies) == {"direct_rag": 1}
+    rec = ex.records[0]
+    assert rec["fallback"] == "direct_rag" and "reused" in rec["direct_rag"]["reused_reply"]
+    assert rec["direct_rag"]["reply"] == bad_reply
     assert ex.parse_failures.get("relate", 0) == (1 if bad_reply.startswith("I am") else 0)
+    assert "direct_rag" not in ex.parse_failures  # the one bad reply is counted once
 
 
 async def test_unknown_parent_answer_triggers_selection_retrieval_and_direct_rag():
@@ -239,4 +259,7 @@ def test_operator_truncation_retry_uses_512(shared_data, log_dir):
     assert store["AtomRStore:llm_calls"] == {"planning": 1, "search": 2}
     [node] = store["AtomRStore:tree"]
     assert node["query"] == "Animorphs book series" and len(node["passages"]["text"]) == 3
+    # the retry is marked on the node and counted
+    assert node["truncation_retry"] == {"budget": 256, "retry_budget": 512, "still_truncated": False}
+    assert store["AtomRStore:truncation_retries"] == {"search": 1}
     assert any("Animorphs" in p["text"] for p in node["passages"]["text"])

@@ -97,13 +97,15 @@ async def test_filter_over_an_unknown_answer_fails_and_rebuilds_the_question():
         "1. What albums did Z release?": 'Relate("Z", "albums")',
         "2. Among [1], which were released in 2005?": 'Filter([1], "released in 2005")'}))
     text = FixedSource("text", "Wikipedia Passages", {"*": "Unknown released in 2005"})
-    model = scripted_model([UNKNOWN, UNKNOWN, ans("Fijación Oral"), ans("Fijación Oral")])
+    # node 1's Direct-RAG fallback repeats its Relate prompt byte for byte: reused, not sent
+    model = scripted_model([UNKNOWN, ans("Fijación Oral"), ans("Fijación Oral")])
     ex = Executor(model, {"text": text})
     await ex.run(tree)
+    assert dict(ex.reused_replies) == {"direct_rag": 1}
     rec = ex.records[1]
     assert rec["kind"] == "operator" and "Filter input is empty" in rec["failure"]
     assert "entities" not in rec  # no retrieval per entity, so "Unknown" never passes the overlap filter
-    rag_q = question_of(prompts_of(model)[2])
+    rag_q = question_of(prompts_of(model)[1])
     assert rag_q == "Among (What albums did Z release?), which were released in 2005?"
 
 
