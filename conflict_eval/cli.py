@@ -309,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_atomr(sub)  # atomr check-trees
 
-    from conflict_eval.suite import add_cli_commands  # suite run/show, leaderboard, lmeval-path
+    from conflict_eval.runs.cli import add_cli_commands  # suite run/show/status/estimate, leaderboard, lmeval-path
 
     add_cli_commands(sub)
 

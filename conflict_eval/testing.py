@@ -80,19 +80,25 @@ def _scripted_api():
         """``--model scripted/<name>``: an offline, zero-latency scripted model.
 
         Replies with ``-M reply=TEXT`` (default ``"A</a>"``), or cycles through
-        ``-M replies=[...]``. Usage is counted in words, so nothing downloads a
-        tokenizer. Used by the CLI tests and the harness-overhead benchmark.
+        ``-M replies=[...]``; ``-M delay=SECONDS`` waits before each reply (to
+        interrupt a run mid-way in tests). Usage is counted in words, so nothing
+        downloads a tokenizer. Used by the CLI tests and the benchmarks.
         """
 
         def __init__(self, model_name, base_url=None, api_key=None, config=None,
-                     reply: str = "A</a>", replies: list[str] | None = None, **kwargs):
+                     reply: str = "A</a>", replies: list[str] | None = None, delay: float = 0.0, **kwargs):
             from inspect_ai.model import GenerateConfig
 
             super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
             self._replies = list(replies) if replies else [reply]
             self._n = 0
+            self._delay = float(delay)
 
         async def generate(self, input, tools, tool_choice, config):
+            if self._delay > 0:
+                import anyio
+
+                await anyio.sleep(self._delay)
             text = self._replies[self._n % len(self._replies)]
             self._n += 1
             return scripted_output(text, input_tokens=sum(_words(m.text) for m in input))
