@@ -30,7 +30,7 @@ from inspect_ai.hooks import Hooks, ModelUsageData, hooks
 STOP_FILE = "suite-stop.json"
 
 
-class BudgetExhausted(Exception):
+class BudgetExhausted(ValueError):
     """Raised before a run when the logs already record the whole budget as spent."""
 
 

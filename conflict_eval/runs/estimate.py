@@ -144,12 +144,32 @@ def _cost_table(model_cost_config: str | dict | None) -> dict[str, Any]:
     return out
 
 
+def register_costs(model_cost_config: str | dict | None) -> dict[str, Any]:
+    """The cost config as ``{model: ModelCost}``, with every model Inspect's
+    model database does not know registered first (``set_model_info``), so
+    that Inspect accepts its price (it refuses ``set_model_cost`` for unknown
+    models) and records ``total_cost`` for it."""
+    from inspect_ai.model import ModelInfo, get_model_info, set_model_info
+
+    table = _cost_table(model_cost_config)
+    for model, cost in table.items():
+        if get_model_info(model) is None:
+            set_model_info(model, ModelInfo(cost=cost))
+    return table
+
+
 def model_price(model: str, model_cost_config: str | dict | None = None):
-    """``(ModelCost, source)`` for ``model``: the cost config first, then the
-    packaged fallback price file; ``(None, None)`` when neither has it."""
+    """``(ModelCost, source)`` for ``model``: the cost config first, then
+    Inspect's model database, then the packaged fallback price file;
+    ``(None, None)`` when none has it."""
+    from inspect_ai.model import get_model_info
+
     table = _cost_table(model_cost_config)
     if model in table:
         return table[model], "model-cost-config"
+    info = get_model_info(model)
+    if info is not None and getattr(info, "cost", None) is not None:
+        return info.cost, "inspect"
     from conflict_eval.leaderboard import load_prices, price_for
 
     price = price_for(model, load_prices())

@@ -173,9 +173,12 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
     from inspect_ai import eval_set
 
     from conflict_eval.runs.budget import budget_guard, write_stop
+    from conflict_eval.runs.estimate import register_costs
     from conflict_eval.runs.status import incomplete, task_statuses
 
     options = {**suite.eval, **{k: v for k, v in eval_set_options.items() if v is not None}}
+    if options.get("model_cost_config") is not None:  # Inspect's format; models it does not know are added
+        options["model_cost_config"] = register_costs(options["model_cost_config"])
     specs = models or suite.models
     cells = build_cells(suite, shard, models=specs, limit=limit, model_cost_config=options.get("model_cost_config"))
     out_dir = shard_log_dir(log_dir, shard)
@@ -196,7 +199,7 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
                                metadata={"suite": suite.name, "shard": list(shard) if shard else None}, **options)
         except KeyboardInterrupt:
             interrupted = "SIGINT"
-    statuses = task_statuses(out_dir)
+    statuses = task_statuses(out_dir, [(c.model.model, c.label, c.estimate.samples) for c in cells])
     left = incomplete(statuses)
     reason = None
     if left:

@@ -75,11 +75,23 @@ def manifest(log_dir: str | Path) -> list[dict[str, Any]]:
     return out
 
 
-def task_statuses(log_dir: str | Path) -> list[TaskStatus]:
-    """One :class:`TaskStatus` per task and model of the log directory (searched recursively)."""
-    from inspect_ai.log import list_eval_logs, read_eval_log
-
+def _manifest_label(entry: dict) -> str:
     from conflict_eval.leaderboard import canonical_task_name
+
+    args = dict(entry.get("task_args") or {})
+    meta = None
+    if "method" in args and "dataset" in args:  # a composed task: name it as the leaderboard does
+        meta = {"method": args.pop("method"), "dataset": args.pop("dataset"), "options": args}
+    return canonical_task_name(str(entry.get("name")), dict(entry.get("task_args") or {}), meta)
+
+
+def task_statuses(log_dir: str | Path, expected: list[tuple[str, str, int]] | None = None) -> list[TaskStatus]:
+    """One :class:`TaskStatus` per task and model of the log directory (searched recursively).
+
+    ``expected`` (``(model, label, total samples)`` of every task a suite
+    should hold) lists the tasks with no log yet as ``not started``; without
+    it they come from ``eval_set``'s manifest (total unknown)."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
 
     best: dict[tuple[str, str], tuple[tuple, TaskStatus]] = {}
     for info in list_eval_logs(str(log_dir), recursive=True):
@@ -96,11 +108,17 @@ def task_statuses(log_dir: str | Path) -> list[TaskStatus]:
         if key not in best or rank > best[key][0]:
             best[key] = (rank, st)
     found = {key: st for key, (_, st) in best.items()}
-    for entry in manifest(log_dir):
-        key = (entry.get("task_id"), entry.get("model"))
-        if key not in found:
-            label = canonical_task_name(str(entry.get("name")), entry.get("task_args") or {})
-            found[key] = TaskStatus(str(entry.get("model")), label, "not started", 0, None, None, key[0])
+    if expected is not None:
+        have = {(s.model, s.label) for s in found.values()}
+        for model, label, total in expected:
+            if (model, label) not in have:
+                found[(model, label)] = TaskStatus(model, label, "not started", 0, total)
+    else:
+        for entry in manifest(log_dir):
+            key = (entry.get("task_id"), entry.get("model"))
+            if key not in found:
+                found[key] = TaskStatus(str(entry.get("model")), _manifest_label(entry), "not started", 0, None,
+                                        None, key[0])
     return sorted(found.values(), key=lambda s: (s.model, s.label))
 
 
