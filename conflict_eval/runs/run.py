@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-import signal
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conflict_eval.runs.signals import SigtermAsSigint
 from conflict_eval.runs.spec import ModelSpec, Suite, SuiteError
 
 # suite `eval:` keys and `suite run` flags that are Inspect per-sample limits
@@ -133,28 +132,6 @@ class SuiteRun:
         return {"SIGINT": 130, "SIGTERM": 143}.get(self.stop_reason or "", 1)
 
 
-class _TermAsInt:
-    """While running: SIGTERM is turned into SIGINT (Inspect's cancel path closes
-    the logs as cancelled); records which signal arrived. Main thread only."""
-
-    def __init__(self):
-        self.received: str | None = None
-        self._old = None
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            self._old = signal.signal(signal.SIGTERM, self._on_term)
-        return self
-
-    def _on_term(self, signum, frame):
-        self.received = self.received or "SIGTERM"
-        signal.raise_signal(signal.SIGINT)
-
-    def __exit__(self, *exc):
-        if self._old is not None:
-            signal.signal(signal.SIGTERM, self._old)
-
-
 def _prices_for(specs: list[ModelSpec], mcc) -> dict[str, Any]:
     from conflict_eval.runs.estimate import model_price
 
@@ -193,7 +170,7 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
                              "(give --model-cost-config FILE in Inspect's format)")
     interrupted = None
     logs: list = []
-    with _TermAsInt() as term, budget_guard(budget, out_dir, prices) as guard:
+    with SigtermAsSigint() as term, budget_guard(budget, out_dir, prices) as guard:
         try:
             _, logs = eval_set([c.task for c in cells], log_dir=out_dir, model=None,
                                metadata={"suite": suite.name, "shard": list(shard) if shard else None}, **options)
