@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from conflict_eval.leaderboard import build_leaderboard, load_prices, to_html, to_markdown
-from conflict_eval.suite import ModelSpec, load_suite, run_suite
+from conflict_eval.runs import ModelSpec, load_suite, run_suite
 
 RESULTS = Path(__file__).parent / "results"
 

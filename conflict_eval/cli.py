@@ -85,6 +85,14 @@ def _env_default(value: Any, var: str, convert=str) -> Any:
         raise ValueError(f"environment variable {var}={raw!r} is not a valid value") from None
 
 
+def _newest_log(log_dir: str, since: float) -> str | None:
+    """The newest log written to ``log_dir`` since ``since`` (the run's own)."""
+    from inspect_ai.log import list_eval_logs
+
+    found = [i for i in list_eval_logs(log_dir, recursive=False) if (i.mtime or 0) >= since - 1]
+    return max(found, key=lambda i: i.mtime or 0).name if found else None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``inspect eval conflict_eval/run`` in one command; honours Inspect's
     environment settings like ``inspect eval`` does: a ``.env`` file (searched
@@ -92,10 +100,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     ``INSPECT_EVAL_MODEL_ARGS``, ``INSPECT_EVAL_LIMIT``, ``INSPECT_EVAL_MAX_TOKENS``,
     ``INSPECT_DISPLAY`` and whatever ``inspect_ai.eval`` itself reads
     (``INSPECT_LOG_LEVEL``, ``INSPECT_LOG_FORMAT``, ...). Flags win."""
+    import time
+
     from dotenv import find_dotenv, load_dotenv
     from inspect_ai import eval as inspect_eval
+    from inspect_ai.util import registry_create
 
-    from conflict_eval.compose import compose_task
+    from conflict_eval.runs.signals import SigtermAsSigint
 
     dotenv_file = find_dotenv(usecwd=True)
     if dotenv_file:
@@ -104,18 +115,37 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.path and "path" in options:
         raise ValueError("give the dataset file once: --path or -T path=, not both")
     path = args.path or options.pop("path", None)
-    task = compose_task(args.method, args.dataset, args.scorer, path=path, **options)
+    scorer = args.scorer or options.pop("scorer", None)
+    # the registered task, not a bare composed Task: its log records
+    # `conflict_eval/run` and the arguments, so `inspect eval-retry LOG` can rebuild it
+    task = registry_create("task", "conflict_eval/run", method=args.method, dataset=args.dataset,
+                           scorer=scorer, path=path, **options)
     model_args = _parse_task_args(args.model_arg)
     max_tokens = _env_default(args.max_tokens, "INSPECT_EVAL_MAX_TOKENS", int)
-    logs = inspect_eval(
-        task,
-        model=_env_default(args.model, "INSPECT_EVAL_MODEL") or DEFAULT_MODEL,
-        model_args=model_args,  # empty: inspect_ai.eval reads INSPECT_EVAL_MODEL_ARGS
-        limit=_env_default(args.limit, "INSPECT_EVAL_LIMIT", int),
-        log_dir=args.log_dir,  # None: INSPECT_LOG_DIR, else ./logs (inspect_ai.eval decides)
-        **({"max_tokens": max_tokens} if max_tokens else {}),
-        display=_env_default(args.display, "INSPECT_DISPLAY") or "plain",
-    )
+    log_dir = args.log_dir or _env_default(None, "INSPECT_LOG_DIR") or "logs"
+    started = time.time()
+    logs: list = []
+    with SigtermAsSigint() as term:
+        try:
+            logs = inspect_eval(
+                task,
+                model=_env_default(args.model, "INSPECT_EVAL_MODEL") or DEFAULT_MODEL,
+                model_args=model_args,  # empty: inspect_ai.eval reads INSPECT_EVAL_MODEL_ARGS
+                limit=_env_default(args.limit, "INSPECT_EVAL_LIMIT", int),
+                log_dir=log_dir,
+                **({"max_tokens": max_tokens} if max_tokens else {}),
+                display=_env_default(args.display, "INSPECT_DISPLAY") or "plain",
+            )
+        except KeyboardInterrupt:
+            logs = []
+    if not logs or logs[0].status == "cancelled":
+        location = logs[0].location if logs else _newest_log(log_dir, started)
+        location = location.removeprefix("file://") if location else None
+        print(f"interrupted ({term.received or 'SIGINT'})", file=sys.stderr)
+        if location:
+            print(f"log: {location}", file=sys.stderr)
+            print(f"resume: inspect eval-retry {location}", file=sys.stderr)
+        return 143 if term.received == "SIGTERM" else 130
     log = logs[0]
     print()
     print(f"task: {task.name}   model: {log.eval.model}   status: {log.status}")
@@ -311,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_atomr(sub)  # atomr check-trees
 
-    from conflict_eval.suite import add_cli_commands  # suite run/show, leaderboard, lmeval-path
+    from conflict_eval.runs.cli import add_cli_commands  # suite run/show/status/estimate, leaderboard, lmeval-path
 
     add_cli_commands(sub)
 

@@ -102,14 +102,15 @@ def _scripted_api():
         """``--model scripted/<name>``: an offline, zero-latency scripted model.
 
         Replies with ``-M reply=TEXT`` (default ``"A</a>"``), or cycles through
-        ``-M replies=[...]``. Usage is counted in words, so nothing downloads a
-        tokenizer. Used by the CLI tests and the harness-overhead benchmark.
+        ``-M replies=[...]``; ``-M delay=SECONDS`` waits before each reply (to
+        interrupt a run mid-way in tests). Usage is counted in words, so nothing
+        downloads a tokenizer. Used by the CLI tests and the benchmarks.
         ``reply`` is always one reply (a comma in it is kept); only
         ``replies`` gives several. Non-text values are coerced (:func:`_as_text`).
         """
 
         def __init__(self, model_name, base_url=None, api_key=None, config=None,
-                     reply: str = "A</a>", replies: list[str] | None = None, **kwargs):
+                     reply: str = "A</a>", replies: list[str] | None = None, delay: float = 0.0, **kwargs):
             from inspect_ai.model import GenerateConfig
 
             super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
@@ -118,8 +119,13 @@ def _scripted_api():
             self._replies = ([_as_text(r, "replies") for r in replies] if replies
                              else [_as_text(reply, "reply")])
             self._n = 0
+            self._delay = float(delay)
 
         async def generate(self, input, tools, tool_choice, config):
+            if self._delay > 0:
+                import anyio
+
+                await anyio.sleep(self._delay)
             text = self._replies[self._n % len(self._replies)]
             self._n += 1
             return scripted_output(text, input_tokens=sum(_words(m.text) for m in input))

@@ -89,7 +89,7 @@ def test_registry_and_listing_do_not_import_torch():
         "import conflict_eval._registry\n"
         "from conflict_eval import components\n"
         "components()\n"
-        "from conflict_eval.suite import registered_tasks\n"
+        "from conflict_eval.runs import registered_tasks\n"
         "assert 'conflict_eval/run' in registered_tasks()\n"
         "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"

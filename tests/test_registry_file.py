@@ -54,7 +54,7 @@ def test_registry_entries_are_complete():
 
 
 def test_registry_tasks_resolve():
-    from conflict_eval.suite import registered_tasks
+    from conflict_eval.runs import registered_tasks
 
     registered = registered_tasks()
     reg = load_registry()

@@ -7,8 +7,8 @@ Tables 3-4 report), ``worked_turns`` (Figure 17's executed warm-start turns),
 ``total_turns`` (both), the count of each action
 (``knowledge_gen``, ``reason``, ``decompose``, ``assert``, ``terminate``),
 ``forced_decompose``, ``invalid_actions``, ``helper_parse_failures``,
-``calls``, ``input_tokens``, ``output_tokens``, ``cost`` (USD, from the price
-options) and ``latency`` (seconds).
+``calls``, ``input_tokens``, ``output_tokens``, ``cost`` (USD, see
+:func:`microact_trajectory` for the prices) and ``latency`` (seconds).
 
 The metric :func:`trajectory_summary` gives the mean of each key over all
 samples (the shape of the cost Tables 3-4: turns, input/output tokens, cost,
@@ -29,9 +29,10 @@ ACTION_KEYS = ("knowledge_gen", "reason", "decompose", "assert", "terminate")
 MEAN_KEYS = ("turns", "worked_turns", "total_turns", *ACTION_KEYS, "forced_decompose", "invalid_actions", "helper_parse_failures",
              "calls", "input_tokens", "output_tokens", "cost", "latency")
 
-# GPT-4o-mini list prices (USD per million tokens) at the paper's time. They
-# reproduce Table 4: 3532 input and 1289 output tokens -> 3532 * 0.15e-6 +
-# 1289 * 0.60e-6 = 0.00053 + 0.00077 = $0.0013.
+# GPT-4o-mini list prices (USD per million tokens) at the paper's time, as the
+# packaged price file has them. They reproduce Table 4: 3532 input and 1289
+# output tokens -> 3532 * 0.15e-6 + 1289 * 0.60e-6 = 0.00053 + 0.00077 = $0.0013.
+# No longer a default: a run is priced at its own model's rates.
 DEFAULT_INPUT_PRICE = 0.15
 DEFAULT_OUTPUT_PRICE = 0.60
 
@@ -67,19 +68,38 @@ def trajectory_summary():
     return compute
 
 
+def _model_cost(model: str, input_tokens: float, output_tokens: float) -> float:
+    """USD for the tokens at ``model``'s prices: Inspect's model cost config
+    (``--model-cost-config``) or model database first, then the packaged
+    fallback price file; NaN when no price is known (unknown, never 0)."""
+    from conflict_eval.runs.estimate import model_price
+
+    price, _ = model_price(model)
+    if price is None:
+        return float("nan")
+    return cost_usd(input_tokens, output_tokens, price.input, price.output)
+
+
 @scorer(metrics=[trajectory_summary()])
 def microact_trajectory(
-    input_price: float = DEFAULT_INPUT_PRICE,
-    output_price: float = DEFAULT_OUTPUT_PRICE,
+    input_price: float | None = None,
+    output_price: float | None = None,
 ) -> Scorer:
     """Turns, actions, tokens, cost and latency of each Micro-Act sample.
 
+    ``cost`` prices the sample's Micro-Act tokens at the evaluated model's
+    rates (Inspect's model cost config, else the packaged price file; NaN if
+    neither knows the model), unless both prices are given here.
+
     Args:
-        input_price: USD per million input tokens (default GPT-4o-mini's 0.15).
-        output_price: USD per million output tokens (default GPT-4o-mini's 0.60).
+        input_price: USD per million input tokens (with ``output_price``: overrides the model's price).
+        output_price: USD per million output tokens.
     """
+    if (input_price is None) != (output_price is None):
+        raise ValueError("microact_trajectory: give both input_price and output_price, or neither "
+                         "(then the model's own price is used)")
     for name, value in (("input_price", input_price), ("output_price", output_price)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
             raise ValueError(f"microact_trajectory: {name} must be a non-negative number, got {value!r}")
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -101,7 +121,8 @@ def microact_trajectory(
             "calls": store.calls,
             "input_tokens": store.input_tokens,
             "output_tokens": store.output_tokens,
-            "cost": cost_usd(store.input_tokens, store.output_tokens, input_price, output_price),
+            "cost": cost_usd(store.input_tokens, store.output_tokens, input_price, output_price)
+            if input_price is not None else _model_cost(str(state.model), store.input_tokens, store.output_tokens),
             "latency": store.latency_seconds,
         }
         return Score(

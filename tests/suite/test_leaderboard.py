@@ -19,7 +19,7 @@ from conflict_eval.leaderboard import (
     price_for,
     write_leaderboard,
 )
-from conflict_eval.suite import ModelSpec, load_suite, run_suite
+from conflict_eval.runs import ModelSpec, load_suite, run_suite
 
 SUITE = """name: lb
 models: [flaky/x]

@@ -8,7 +8,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conflict_eval.cli import main
 from conflict_eval.registry_file import load_registry
-from conflict_eval.suite import (
+from conflict_eval.runs import (
     GENERIC_TASK,
     ModelSpec,
     SuiteError,

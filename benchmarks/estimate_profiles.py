@@ -1,0 +1,174 @@
+"""Method cost profiles for ``conflict-eval suite estimate``, and how well they predict.
+
+Run on demand (not in CI); takes a few minutes with the scripted model::
+
+    python benchmarks/estimate_profiles.py [--limit 40] [--write-profiles]
+
+For every method that runs on the multiple-choice KRE data, the method runs
+through ``conflict_eval/run`` with the offline scripted model
+(``scripted/bench``; usage counted in words) on the first ``--limit`` records
+of the real KRE ECQA sample (``../shared/data/kre_ecqa/sample.jsonl``, conflict
+setting). The scripted reply is one plausible answer of ~40 words (reasoning,
+then ``<a>A</a>``); multi-step methods whose parsers want other formats see
+it as a malformed step and go on, so their calls are an upper bound of what a
+cooperative model makes.
+
+From the logs (:mod:`conflict_eval.accounting`: one ``ModelEvent`` = one
+call, tokens from ``sample.model_usage``), each method's profile is fitted on
+the even-numbered records: calls per sample (mean), input tokens per sample
+as ``input_base + input_per_word * record_words`` (least squares;
+record_words from :func:`conflict_eval.runs.estimate.record_words` on the
+actual records) and output tokens per call. The odd-numbered records are the
+check: the estimate for them is compared with what the run recorded, method
+by method. ``--write-profiles`` writes the fit to
+``conflict_eval/runs/profiles.yaml`` (the file the estimator ships with).
+
+Writes ``benchmarks/results/estimate_profiles.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data" / "kre_ecqa" / "sample.jsonl"
+RESULTS = REPO / "benchmarks" / "results"
+PROFILES = REPO / "conflict_eval" / "runs" / "profiles.yaml"
+METHODS = ("end_to_end", "few_shot", "cot", "self_ask", "comparative", "gkp", "microact", "astuterag",
+           "robustrag", "standard_rag", "user_need_prompt")
+REPLY = ("The context says one thing and my own knowledge another, so I weigh the two: the passage is "
+         "specific and recent, the alternative is generic. Both point to the first option in the end. "
+         "<a>A</a>")
+TOKENS_PER_WORD = 1.3
+
+
+def run_method(method: str, limit: int, log_dir: str):
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.log import read_eval_log
+
+    from conflict_eval.accounting import log_costs
+    from conflict_eval.compose import compose_task
+    from conflict_eval.runs.estimate import record_words
+
+    task = compose_task(method, "kre_ecqa", None, path=str(DATA), setting="conflict")
+    samples = list(task.dataset)[:limit]
+    words = {str(s.id): record_words(s) for s in samples}
+    [log] = inspect_eval(task, model="scripted/bench", model_args={"reply": REPLY}, limit=limit,
+                         log_dir=log_dir, display="none", max_tokens=512)
+    if log.status != "success":
+        raise RuntimeError(f"{method}: run ended {log.status}: {log.error.message if log.error else ''}")
+    log = read_eval_log(log.location)
+    return [(c, words[c.sample_id]) for c in log_costs(log)]
+
+
+def fit(rows) -> dict:
+    import numpy as np
+
+    calls = np.array([c.calls for c, _ in rows], dtype=float)
+    inp = np.array([c.input_tokens for c, _ in rows], dtype=float)
+    words = np.array([w for _, w in rows], dtype=float)
+    out = sum(c.output_tokens for c, _ in rows)
+    if np.ptp(words) > 0:
+        slope, base = np.polyfit(words, inp, 1)
+    else:
+        slope, base = 0.0, float(inp.mean())
+    return {"calls": round(float(calls.mean()), 3), "input_base": round(float(base), 2),
+            "input_per_word": round(float(slope), 4),
+            "output_per_call": round(float(out) / max(float(calls.sum()), 1.0), 2), "fitted_on": len(rows)}
+
+
+def check(method: str, prof: dict, rows) -> dict:
+    from conflict_eval.runs.estimate import estimate_samples
+
+    class _S:  # estimate_samples needs records only for their word counts: rebuild them as such
+        def __init__(self, words):
+            self.input, self.choices, self.metadata = " ".join(["w"] * words), [], {}
+
+    profiles = {"tokens_per_word": TOKENS_PER_WORD, "methods": {method: prof}, "default": prof}
+    est = estimate_samples([_S(w) for _, w in rows], method, "scripted/bench", profiles=profiles)
+    actual = {"calls": sum(c.calls for c, _ in rows), "input_tokens": sum(c.input_tokens for c, _ in rows),
+              "output_tokens": sum(c.output_tokens for c, _ in rows)}
+    estimate = {"calls": est.calls, "input_tokens": est.input_tokens, "output_tokens": est.output_tokens}
+    error = {k: (estimate[k] - actual[k]) / actual[k] if actual[k] else None for k in actual}
+    return {"samples": len(rows), "actual": actual, "estimate": {k: round(v, 1) for k, v in estimate.items()},
+            "relative_error": {k: None if v is None else round(v, 4) for k, v in error.items()}}
+
+
+def write_profiles(profiles: dict, when: str) -> None:
+    import yaml
+
+    default = {"calls": 2.0, "input_base": 150.0, "input_per_word": 2.0, "output_per_call": 60.0}
+    head = (f"# Method cost profiles for `conflict-eval suite estimate` (conflict_eval/runs/estimate.py).\n"
+            f"# GENERATED by benchmarks/estimate_profiles.py --write-profiles ({when}); do not edit by hand.\n"
+            "# Per sample: calls; input tokens = input_base + input_per_word * record words; output tokens\n"
+            "# per call. Measured with the scripted model (tokens = words) on KRE ECQA; tokens_per_word\n"
+            "# converts for other models. `default` (a method without a profile) is a rough single-call\n"
+            "# guess with a long prompt, not a measurement.\n")
+    body = {"tokens_per_word": TOKENS_PER_WORD, "default": default,
+            "methods": {m: {k: v for k, v in p.items() if k != "fitted_on"} for m, p in profiles.items()}}
+    PROFILES.write_text(head + yaml.safe_dump(body, sort_keys=False), encoding="utf-8")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--limit", type=int, default=40)
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--write-profiles", action="store_true")
+    args = ap.parse_args()
+    if not DATA.is_file():
+        print(f"no data at {DATA}", file=sys.stderr)
+        return 2
+    from conflict_eval.plugins_manager import components
+
+    known = components()["method"]
+    results, profiles, skipped = {}, {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for method in args.methods.split(","):
+            if method not in known:
+                skipped[method] = "not registered"
+                continue
+            try:
+                rows = run_method(method, args.limit, f"{tmp}/{method}")
+            except Exception as exc:  # noqa: BLE001 -- reported in the results, the others go on
+                skipped[method] = f"{type(exc).__name__}: {str(exc)[:200]}"
+                continue
+            prof = fit(rows[0::2])
+            profiles[method] = prof
+            results[method] = {"profile": prof, "check": check(method, prof, rows[1::2])}
+            err = results[method]["check"]["relative_error"]
+            print(f"{method:18} calls {prof['calls']:5.2f}  in {prof['input_base']:7.1f} + "
+                  f"{prof['input_per_word']:.3f}/word  out/call {prof['output_per_call']:6.1f}   check error: "
+                  + ", ".join(f"{k} {v:+.1%}" if v is not None else f"{k} n/a" for k, v in err.items()))
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    if args.write_profiles and profiles:
+        write_profiles(profiles, when)
+    out = {"date": when, "python": platform.python_version(), "data": "kre_ecqa/sample.jsonl (conflict)",
+           "limit": args.limit, "model": "scripted/bench (tokens = words)", "results": results, "skipped": skipped}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "estimate_profiles.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    lines = [f"# Estimate vs actual, method by method ({when})", "",
+             f"Profiles fitted on the even-numbered of the first {args.limit} KRE ECQA records (conflict "
+             "setting), checked on the odd-numbered ones; scripted model, tokens counted as words. "
+             "Relative error = (estimate - actual) / actual over the check records. Target: within 25%.", "",
+             "| method | calls/sample | input = base + per word | output/call | calls err | input err | output err |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for m, r in results.items():
+        p, e = r["profile"], r["check"]["relative_error"]
+        lines.append(f"| {m} | {p['calls']:.2f} | {p['input_base']:.0f} + {p['input_per_word']:.3f} w | "
+                     f"{p['output_per_call']:.1f} | " + " | ".join(
+                         "n/a" if e[k] is None else f"{e[k]:+.1%}" for k in ("calls", "input_tokens", "output_tokens"))
+                     + " |")
+    for m, why in skipped.items():
+        lines.append(f"| {m} | not measured: {why} | | | | | |")
+    (RESULTS / "estimate_profiles.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

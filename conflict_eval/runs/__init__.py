@@ -1,0 +1,23 @@
+"""Runs: suites of tasks x models, their cost before and during a run, and
+whether they finished.
+
+* :mod:`.spec` -- suite files (parsing, validation with file and line);
+* :mod:`.registered` -- which tasks and model providers a suite may name;
+* :mod:`.run` -- shards, Inspect tasks per model, ``eval_set``, signals;
+* :mod:`.status` -- completion read from the logs (``suite status``);
+* :mod:`.estimate` -- calls, tokens and $ before a run (``suite estimate``);
+* :mod:`.budget` -- a suite-wide $ budget;
+* :mod:`.cli` -- the ``suite``, ``leaderboard`` and ``lmeval-path`` commands.
+
+Dependencies run one way: cli -> run -> (spec, estimate, budget, status) ->
+registered; nothing here imports plugins or tasks (the task modules are
+reached through the Inspect entry point, :mod:`conflict_eval._registry`).
+"""
+
+from conflict_eval.runs.registered import GENERIC_TASK, paper_tasks, registered_tasks, registry_yaml_tasks
+from conflict_eval.runs.run import SuiteRun, build_cells, build_tasks, in_shard, parse_shard, run_suite, shard_log_dir
+from conflict_eval.runs.spec import ModelSpec, Suite, SuiteError, TaskSpec, load_suite, resolve_suite_path
+
+__all__ = ["GENERIC_TASK", "ModelSpec", "Suite", "SuiteError", "SuiteRun", "TaskSpec", "build_cells", "build_tasks",
+           "in_shard", "load_suite", "paper_tasks", "parse_shard", "registered_tasks", "registry_yaml_tasks",
+           "resolve_suite_path", "run_suite", "shard_log_dir"]

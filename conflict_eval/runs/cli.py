@@ -1,0 +1,191 @@
+"""``conflict-eval suite run|show|status|estimate``, ``leaderboard`` and ``lmeval-path``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import yaml
+
+from conflict_eval.runs.spec import _MODEL_RE, ModelSpec, SuiteError, load_suite
+
+
+def _model_arg_pairs(pairs: list[str]) -> dict[str, Any]:
+    out = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise SuiteError(f"-M expects name=value, got {pair!r}")
+        key, value = pair.split("=", 1)
+        out[key.strip()] = yaml.safe_load(value) if value else value
+    return out
+
+
+def _models(args) -> list[ModelSpec] | None:
+    if not args.model:
+        return None
+    bad = [m for m in args.model if not _MODEL_RE.match(m)]
+    if bad:
+        raise SuiteError(f"bad model string(s) {', '.join(map(repr, bad))}: expected 'provider/model-name'")
+    extra = _model_arg_pairs(args.model_arg)
+    return [ModelSpec(m, args.max_connections, extra) for m in args.model]
+
+
+def _estimate_cells(args, suite, models):
+    from conflict_eval.runs.run import build_cells, parse_shard
+
+    mcc = args.model_cost_config or suite.eval.get("model_cost_config")
+    cells = build_cells(suite, parse_shard(args.shard), models=models, limit=args.limit, model_cost_config=mcc)
+    return [(c.model.model, c.label, c.estimate) for c in cells]
+
+
+def _print_estimate(rows, as_json: bool) -> None:
+    from conflict_eval.runs.estimate import estimates_json, render_estimates
+
+    if as_json:
+        print(json.dumps(estimates_json(rows), indent=2))
+    else:
+        print(render_estimates(rows))
+
+
+def cmd_suite_estimate(args) -> int:
+    suite = load_suite(args.suite)
+    _print_estimate(_estimate_cells(args, suite, _models(args)), args.json)
+    return 0
+
+
+def cmd_suite_run(args) -> int:
+    from conflict_eval.runs.run import parse_shard, run_suite
+    from conflict_eval.runs.status import incomplete, render_status
+
+    suite = load_suite(args.suite)
+    models = _models(args)
+    if args.estimate:
+        _print_estimate(_estimate_cells(args, suite, models), False)
+        print()
+    log_dir = args.log_dir or f"logs/{suite.name}"
+    options: dict[str, Any] = {"display": args.display, "max_tasks": args.max_tasks,
+                               "model_cost_config": args.model_cost_config, "cost_limit": args.cost_limit,
+                               "token_limit": args.token_limit, "time_limit": args.time_limit}
+    run = run_suite(suite, log_dir, shard=parse_shard(args.shard), models=models, limit=args.limit,
+                    budget=args.budget, **options)
+    left = incomplete(run.statuses)
+    if run.success:
+        print(f"suite {suite.name}: {len(run.statuses)} task run(s), complete")
+    else:
+        why = {"SIGINT": "interrupted (SIGINT)", "SIGTERM": "stopped by SIGTERM",
+               "budget": f"stopped by the budget (${run.spent_usd:.4f} spent)" if run.spent_usd is not None
+               else "stopped by the budget"}.get(run.stop_reason or "", "some tasks did not finish")
+        print(f"suite {suite.name}: INCOMPLETE, {why}: {len(left)} of {len(run.statuses)} task(s) unfinished")
+    print(render_status(run.statuses))
+    print(f"logs: {run.log_dir}")
+    print(f"table: conflict-eval leaderboard {log_dir}")
+    if not run.success:
+        print("re-run the same command to resume the unfinished tasks"
+              + (" (with a larger --budget)" if run.stop_reason == "budget" else ""), file=sys.stderr)
+    return run.exit_code
+
+
+def cmd_suite_status(args) -> int:
+    from conflict_eval.runs.budget import read_stop
+    from conflict_eval.runs.status import incomplete, render_status, status_json, task_statuses
+
+    statuses = task_statuses(args.log_dir)
+    left = incomplete(statuses)
+    stop = read_stop(args.log_dir)
+    if args.json:
+        print(json.dumps({"complete": bool(statuses) and not left, "tasks": status_json(statuses),
+                          "stop": stop}, indent=2))
+    else:
+        head = "all tasks done" if statuses and not left else f"INCOMPLETE: {len(left)} of {len(statuses)} unfinished"
+        print(f"{args.log_dir}: {head}" + (f" (stopped: {stop['conflict_eval_stop_reason']})" if stop and left else ""))
+        print(render_status(statuses))
+    return 0 if statuses and not left else 1
+
+
+def cmd_suite_show(args) -> int:
+    suite = load_suite(args.suite)
+    print(f"suite {suite.name} ({suite.path}): {suite.description}")
+    print("models:", ", ".join(m.model for m in suite.models) or "(none; give --model)")
+    if suite.budget is not None:
+        print(f"budget: ${suite.budget:g}")
+    for t in suite.tasks:
+        extras = {k: v for k, v in (("limit", t.limit), ("epochs", t.epochs)) if v is not None}
+        seeds = "" if t.seeds == (None,) else f" seeds={list(t.seeds)}"
+        print(f"  {t.label}: {t.task} {json.dumps(t.args)}{seeds} {extras or ''}".rstrip())
+    return 0
+
+
+def cmd_leaderboard(args) -> int:
+    from conflict_eval.leaderboard import write_leaderboard
+
+    paths = write_leaderboard(args.log_dir, args.out, prices_path=args.prices,
+                              cost_config_path=args.model_cost_config, bootstrap=args.bootstrap, seed=args.seed)
+    print(paths["md"].read_text(encoding="utf-8"))
+    print("written:", ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def cmd_lmeval_path(args) -> int:
+    from conflict_eval.lmeval import task_dir
+
+    print(task_dir())
+    return 0
+
+
+def _model_flags(r) -> None:
+    r.add_argument("--model", action="append", help="model(s) replacing the suite's models (repeatable)")
+    r.add_argument("-M", dest="model_arg", action="append", default=[], metavar="NAME=VALUE",
+                   help="model argument for --model models")
+    r.add_argument("--max-connections", type=int, help="connection limit for --model models")
+    r.add_argument("--shard", help="run shard i of n of every dataset, e.g. 1/4 (logs to LOG_DIR/shard-i-of-n)")
+    r.add_argument("--limit", type=int, help="at most N samples of every task (after the suite's limits)")
+    r.add_argument("--model-cost-config", metavar="FILE",
+                   help="Inspect model cost file (YAML/JSON: model -> input, output[, input_cache_write, "
+                        "input_cache_read] USD per 1M tokens); the packaged price file is the fallback")
+
+
+def add_cli_commands(sub) -> None:
+    """Register the ``suite``, ``leaderboard`` and ``lmeval-path`` subcommands."""
+    p = sub.add_parser("suite", help="run, estimate or check a suite of tasks x models (inspect eval-set)")
+    ssub = p.add_subparsers(dest="suite_command", required=True)
+    r = ssub.add_parser("run", help="run a suite file (resumes when re-run with the same --log-dir)",
+                        epilog="Exit codes: 0 every task complete (from the logs), 1 unfinished tasks or a "
+                               "budget stop, 130 after Ctrl-C (SIGINT), 143 after SIGTERM, 2 bad input.")
+    r.add_argument("suite", help="suite YAML file, or a shipped suite name (default, tiny)")
+    _model_flags(r)
+    r.add_argument("--log-dir", help="default logs/<suite name>")
+    r.add_argument("--max-tasks", type=int, help="tasks run in parallel")
+    r.add_argument("--budget", type=float, metavar="USD", help="suite-wide budget in US dollars (overrides budget:)")
+    r.add_argument("--cost-limit", type=float, metavar="USD", help="Inspect's per-sample cost limit")
+    r.add_argument("--token-limit", type=int, help="Inspect's per-sample token limit")
+    r.add_argument("--time-limit", type=int, metavar="SECONDS", help="Inspect's per-sample time limit")
+    r.add_argument("--estimate", action="store_true", help="print the cost estimate before running")
+    r.add_argument("--display", default="plain", choices=["full", "rich", "plain", "log", "none"])
+    r.set_defaults(fn=cmd_suite_run)
+    e = ssub.add_parser("estimate", help="expected calls, tokens and $ per model x task, without running")
+    e.add_argument("suite")
+    _model_flags(e)
+    e.add_argument("--json", action="store_true", help='{"total": {...}, "cells": [...]}')
+    e.set_defaults(fn=cmd_suite_estimate)
+    s = ssub.add_parser("status", help="done/total per task from a suite's logs, without running anything")
+    s.add_argument("log_dir")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_suite_status)
+    s = ssub.add_parser("show", help="print the tasks a suite expands to")
+    s.add_argument("suite")
+    s.set_defaults(fn=cmd_suite_show)
+
+    p = sub.add_parser("leaderboard", help="model x task leaderboard (html, md, csv, json) from Inspect logs")
+    p.add_argument("log_dir", nargs="+", help="log directories (searched recursively)")
+    p.add_argument("--out", default="leaderboard", help="output directory (default ./leaderboard)")
+    p.add_argument("--model-cost-config", help="Inspect model cost file (YAML/JSON: model -> input, output, "
+                   "input_cache_write, input_cache_read USD per 1M tokens) for runs Inspect did not price")
+    p.add_argument("--prices", help="fallback price table YAML (USD per 1M tokens); default: the packaged one")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="B",
+                   help="bootstrap resamples for the 95%% intervals (default 1000; 0: none)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.set_defaults(fn=cmd_leaderboard)
+
+    p = sub.add_parser("lmeval-path", help="print the directory to pass to lm_eval --include_path")
+    p.set_defaults(fn=cmd_lmeval_path)

@@ -1,0 +1,197 @@
+"""Running a suite: shards, Inspect tasks per model, ``eval_set``, and the verdict from the logs.
+
+``eval_set`` gives retries, resumption and concurrency. What it does not give
+is a trustworthy verdict: after Ctrl-C it returns success with cancelled
+logs behind it. :func:`run_suite` therefore judges the run by the logs
+(:mod:`conflict_eval.runs.status`), handles SIGTERM like SIGINT (so a
+``kill`` closes the logs as ``cancelled`` instead of leaving them
+``started``), and stops at a suite-wide budget (:mod:`conflict_eval.runs.budget`).
+Re-running the same command resumes ``started``, ``cancelled`` and ``error``
+logs alike: Inspect reuses the samples they finished.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conflict_eval.runs.signals import SigtermAsSigint
+from conflict_eval.runs.spec import ModelSpec, Suite, SuiteError
+
+# suite `eval:` keys and `suite run` flags that are Inspect per-sample limits
+LIMIT_KEYS = ("cost_limit", "token_limit", "time_limit", "working_limit", "message_limit")
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """``"2/4"`` -> ``(2, 4)``; shards are 1-based."""
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise SuiteError(f"bad --shard {text!r}: expected i/n with 1 <= i <= n, e.g. 1/4")
+    return int(m.group(1)), int(m.group(2))
+
+
+def in_shard(sample_id: Any, shard: tuple[int, int] | None) -> bool:
+    """Whether a sample belongs to ``shard`` (SHA-256 of its id modulo n)."""
+    if shard is None:
+        return True
+    i, n = shard
+    digest = hashlib.sha256(str(sample_id).encode("utf-8")).hexdigest()
+    return int(digest, 16) % n == i - 1
+
+
+def shard_log_dir(log_dir: str | Path, shard: tuple[int, int] | None) -> str:
+    return str(Path(log_dir) / f"shard-{shard[0]}-of-{shard[1]}") if shard else str(log_dir)
+
+
+@dataclass
+class Cell:
+    """One model x task (x seed) of a suite: its Inspect task and estimate."""
+
+    model: ModelSpec
+    label: str
+    task: Any  # inspect_ai.Task
+    estimate: Any  # conflict_eval.runs.estimate.Estimate
+
+
+def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: list[ModelSpec] | None = None,
+                limit: int | None = None, model_cost_config: str | dict | None = None) -> list[Cell]:
+    """The suite's Inspect tasks, one per model, task entry and seed, each
+    carrying its estimate as task metadata ``conflict_eval_estimate``
+    (``{"per_sample": {...}, "total": {...}}``, each with calls,
+    input_tokens, output_tokens, cost_usd). ``limit`` caps every task's
+    samples (after the suite's own limits). A task none of whose samples
+    fall in ``shard`` is left out."""
+    from inspect_ai import task_with
+    from inspect_ai.model import GenerateConfig, get_model
+
+    from conflict_eval.runs.estimate import estimate_built
+    from conflict_eval.runs.registered import registered_tasks
+
+    specs = models or suite.models
+    if not specs:
+        raise SuiteError(f"suite {suite.name!r} names no models; give --model")
+    mcc = model_cost_config if model_cost_config is not None else suite.eval.get("model_cost_config")
+    registered = registered_tasks()
+    cells = []
+    for m in specs:
+        model_obj = get_model(m.model, config=GenerateConfig(max_connections=m.max_connections), **m.args)
+        for spec in suite.tasks:
+            for seed in spec.seeds:
+                task = registered[spec.task](**spec.args)  # a fresh Task: task_with changes it in place
+                samples = list(task.dataset)
+                for cap in (spec.limit, limit):
+                    if cap is not None:
+                        samples = samples[:cap]
+                samples = [s for s in samples if in_shard(s.id, shard)]
+                if not samples:  # this shard holds none of the task's samples
+                    continue
+                config = task.config.merge(GenerateConfig(**spec.config, **({"seed": seed} if seed is not None else {})))
+                epochs = spec.epochs if spec.epochs is not None else task.epochs
+                est = estimate_built(task, samples, m.model, model_cost_config=mcc, max_tokens=config.max_tokens,
+                                     epochs=epochs if isinstance(epochs, int) else None)
+                meta = {**(task.metadata or {}), "conflict_eval_estimate": est.metadata(), "suite": {
+                    "suite": suite.name, "label": spec.label, "task": spec.task, "args": spec.args,
+                    "limit": spec.limit, "seed": seed, "shard": list(shard) if shard else None}}
+                kwargs: dict[str, Any] = {"dataset": samples, "config": config, "metadata": meta, "model": model_obj}
+                if spec.epochs is not None:
+                    kwargs["epochs"] = spec.epochs
+                label = spec.label + (f" seed={seed}" if seed is not None else "")
+                cells.append(Cell(m, label, task_with(task, **kwargs), est))
+    return cells
+
+
+def build_tasks(suite: Suite, shard: tuple[int, int] | None = None, **kwargs: Any) -> list:
+    """The Inspect ``Task`` objects of :func:`build_cells`."""
+    return [c.task for c in build_cells(suite, shard, **kwargs)]
+
+
+@dataclass
+class SuiteRun:
+    """What a suite run left behind. Unpacks as ``(success, logs)`` like ``eval_set``'s
+    result, but ``success`` is judged from the logs: every task complete."""
+
+    success: bool
+    logs: list
+    statuses: list = field(default_factory=list)
+    stop_reason: str | None = None  # "SIGINT", "SIGTERM", "budget", "incomplete" or None
+    log_dir: str = ""
+    spent_usd: float | None = None
+
+    def __iter__(self):
+        return iter((self.success, self.logs))
+
+    @property
+    def exit_code(self) -> int:
+        if self.success:
+            return 0
+        return {"SIGINT": 130, "SIGTERM": 143}.get(self.stop_reason or "", 1)
+
+
+def _prices_for(specs: list[ModelSpec], mcc) -> dict[str, Any]:
+    from conflict_eval.runs.estimate import model_price
+
+    return {m.model: model_price(m.model, mcc)[0] for m in specs}
+
+
+def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | None = None,
+              models: list[ModelSpec] | None = None, limit: int | None = None, budget: float | None = None,
+              **eval_set_options: Any) -> SuiteRun:
+    """Run the suite with ``inspect_ai.eval_set`` and judge it by its logs.
+
+    ``models`` replaces the suite's models; ``eval_set_options`` override the
+    suite's ``eval`` section (e.g. ``display="none"``, ``cost_limit=0.05``,
+    ``model_cost_config="costs.yaml"``); ``budget`` (USD) overrides ``budget:``.
+    """
+    from inspect_ai import eval_set
+
+    from conflict_eval.runs.budget import budget_guard, write_stop
+    from conflict_eval.runs.estimate import register_costs
+    from conflict_eval.runs.status import incomplete, task_statuses
+
+    options = {**suite.eval, **{k: v for k, v in eval_set_options.items() if v is not None}}
+    if options.get("model_cost_config") is not None:  # Inspect's format; models it does not know are added
+        options["model_cost_config"] = register_costs(options["model_cost_config"])
+    specs = models or suite.models
+    cells = build_cells(suite, shard, models=specs, limit=limit, model_cost_config=options.get("model_cost_config"))
+    out_dir = shard_log_dir(log_dir, shard)
+    if not cells:
+        return SuiteRun(True, [], [], None, out_dir)
+    budget = budget if budget is not None else suite.budget
+    prices = _prices_for(specs, options.get("model_cost_config")) if budget is not None else {}
+    if budget is not None:
+        unpriced = [m for m, p in prices.items() if p is None]
+        if unpriced:
+            raise SuiteError(f"a budget needs prices for every model; none known for {', '.join(unpriced)} "
+                             "(give --model-cost-config FILE in Inspect's format)")
+    interrupted = None
+    logs: list = []
+    with SigtermAsSigint() as term, budget_guard(budget, out_dir, prices) as guard:
+        try:
+            _, logs = eval_set([c.task for c in cells], log_dir=out_dir, model=None,
+                               metadata={"suite": suite.name, "shard": list(shard) if shard else None}, **options)
+        except KeyboardInterrupt:
+            interrupted = "SIGINT"
+    statuses = task_statuses(out_dir, [(c.model.model, c.label, c.estimate.samples) for c in cells])
+    left = incomplete(statuses)
+    reason = None
+    if left:
+        cancelled = any(s.status == "cancelled" for s in left)
+        if guard.stopped:
+            reason = "budget"
+        elif term.received:
+            reason = term.received
+        elif cancelled or interrupted:
+            reason = "SIGINT"
+        else:
+            reason = "incomplete"
+    if reason == "budget":
+        write_stop(out_dir, "budget", budget_usd=budget, spent_usd=guard.spent,
+                   tasks=[{"model": s.model, "task": s.label, "done": s.done, "total": s.total} for s in left])
+    elif not left:
+        write_stop(out_dir, None)
+    return SuiteRun(not left, logs, statuses, reason, out_dir, guard.spent)

@@ -1,0 +1,396 @@
+"""Suites: a YAML file naming tasks (with their parameters) and the models to compare.
+
+    conflict-eval suite run suites/tiny.yaml                  # offline, demo data
+    conflict-eval suite run default --model openai/gpt-4o-mini --shard 1/4
+
+A suite runs through ``inspect_ai.eval_set``, so retries, resumption after a
+crash (re-run the same command with the same log directory) and concurrency
+come from Inspect. Format::
+
+    name: my-suite                      # required
+    description: free text              # optional
+    models:                             # required unless --model is given
+      - openai/gpt-4o-mini              # a model string, or
+      - model: conflict_eval/smollm2    # a mapping with connection limit / args
+        max_connections: 1
+        args: {dtype: float32}
+    defaults: {limit: 20, seeds: [0]}   # optional; any task key except task/name/args
+    eval: {max_tasks: 2}                # optional; options for inspect eval_set
+    tasks:
+      - task: conflict_eval/run         # a registered Inspect task
+        name: e2e-demo-temporal         # optional label (default: task + args)
+        args: {method: end_to_end, dataset: demo, conflict_type: temporal}
+        limit: 4                        # first N samples of the dataset
+        seeds: [0, 1]                   # one run per generation seed
+        epochs: 1
+        config: {max_tokens: 64}        # GenerateConfig overrides
+      - registered: paper               # every registered paper task, defaults
+
+Choices (documented in suites/README.md):
+
+* ``seeds`` are *generation* seeds (``GenerateConfig.seed``); each seed is a
+  separate Inspect task and the leaderboard pools them like epochs. A
+  dataset's own shuffle seed is an ordinary task argument.
+* ``limit`` keeps the first N samples, then ``--shard i/n`` keeps the samples
+  whose id hashes to shard i (1-based, SHA-256 of the id modulo n), so the
+  shards of a run partition exactly the unsharded run, whatever machine runs
+  them. Each shard writes to ``<log_dir>/shard-i-of-n``; point the leaderboard
+  at the parent directory to merge them.
+* ``registered: paper`` expands to every task registered under
+  ``conflict_eval/`` (task modules in ``tasks/`` and every task named in
+  ``registry.yaml``) except the generic composer ``conflict_eval/run``, each
+  with its factory defaults; ``registered: all`` includes ``conflict_eval/run``.
+
+Every problem in a suite file is reported with the file and line.
+"""
+
+from __future__ import annotations
+
+import inspect as pyinspect
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from conflict_eval.runs.registered import GENERIC_TASK, paper_tasks, provider_known, registered_tasks
+
+
+SUITE_KEYS = {"name", "description", "models", "defaults", "eval", "tasks", "budget"}
+TASK_KEYS = {"task", "name", "args", "limit", "seeds", "epochs", "config"}
+MODEL_KEYS = {"model", "max_connections", "args"}
+EVAL_KEYS = {
+    "max_tasks", "max_samples", "retry_attempts", "retry_wait", "retry_connections",
+    "fail_on_error", "continue_on_fail", "retry_on_error", "time_limit", "message_limit",
+    "token_limit", "log_format", "log_samples", "cost_limit", "working_limit", "model_cost_config",
+}
+_MODEL_RE = re.compile(r"^[A-Za-z0-9_.\-]+/\S+$")
+
+
+class SuiteError(ValueError):
+    """A suite file is invalid; the message names the file and line of each problem."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    model: str
+    max_connections: int | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    task: str
+    label: str
+    args: dict[str, Any] = field(default_factory=dict)
+    limit: int | None = None
+    seeds: tuple[int | None, ...] = (None,)
+    epochs: int | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    models: list[ModelSpec]
+    tasks: list[TaskSpec]
+    eval: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+    path: str | None = None
+    budget: float | None = None
+
+# --------------------------------------------------------------------------
+# parsing with line numbers
+
+
+def _line_index(node, path=(), out=None) -> dict[tuple, int]:
+    out = {} if out is None else out
+    out.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            out[path + (key.value,)] = key.start_mark.line + 1
+            _line_index(value, path + (key.value,), out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _line_index(item, path + (i,), out)
+    return out
+
+
+class _Problems:
+    def __init__(self, file: str, lines: dict[tuple, int]):
+        self.file, self.lines, self.items = file, lines, []
+
+    def add(self, path: tuple, message: str) -> None:
+        p = path
+        while p and p not in self.lines:
+            p = p[:-1]
+        where = ".".join(str(x) if not isinstance(x, int) else f"[{x}]" for x in path)
+        where = where.replace(".[", "[")
+        self.items.append((self.lines.get(p, 1), f"{where or '(top level)'}: {message}"))
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            shown = "\n".join(f"  {self.file}, line {n}: {m}" for n, m in sorted(self.items))
+            raise SuiteError(f"{len(self.items)} problem(s) in suite file {self.file}:\n{shown}")
+
+
+def resolve_suite_path(name_or_path: str | Path) -> Path:
+    """A path, or the name of a suite shipped with the package (``default``, ``tiny``)."""
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    shipped = files("conflict_eval.suites") / f"{name_or_path}.yaml"
+    if shipped.is_file():
+        return Path(str(shipped))
+    known = sorted(p.name[:-5] for p in files("conflict_eval.suites").iterdir()
+                   if p.name.endswith(".yaml"))
+    raise SuiteError(f"no such suite file {name_or_path!r} (shipped suites: {', '.join(known)})")
+
+
+def load_suite(source: str | Path, *, text: str | None = None) -> Suite:
+    """Parse and validate a suite file (or ``text``); raises :class:`SuiteError`."""
+    path = resolve_suite_path(source) if text is None else Path(str(source))
+    text = path.read_text(encoding="utf-8") if text is None else text
+    file = str(path)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f", line {mark.line + 1}" if mark is not None else ""
+        raise SuiteError(f"suite file {file}{line}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    problems = _Problems(file, _line_index(node) if node is not None else {})
+    if not isinstance(data, dict):
+        problems.add((), "a suite file must be a mapping with 'name', 'models' and 'tasks'")
+        problems.raise_if_any()
+    for key in data:
+        if key not in SUITE_KEYS:
+            problems.add((key,), f"unknown key {key!r} (allowed: {', '.join(sorted(SUITE_KEYS))})")
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        problems.add(("name",), "'name' must be a non-empty string")
+    models = _parse_models(data.get("models"), problems)
+    eval_opts = data.get("eval") or {}
+    if not isinstance(eval_opts, dict):
+        problems.add(("eval",), "'eval' must be a mapping")
+        eval_opts = {}
+    for key in eval_opts:
+        if key not in EVAL_KEYS:
+            problems.add(("eval", key), f"unknown eval option {key!r} (allowed: {', '.join(sorted(EVAL_KEYS))})")
+    defaults = data.get("defaults") or {}
+    if not isinstance(defaults, dict):
+        problems.add(("defaults",), "'defaults' must be a mapping")
+        defaults = {}
+    for key in defaults:
+        if key not in TASK_KEYS - {"task", "name", "args"}:
+            problems.add(("defaults", key), f"unknown default {key!r} (allowed: config, epochs, limit, seeds)")
+    tasks = _parse_tasks(data.get("tasks"), defaults, problems)
+    budget = data.get("budget")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0):
+        problems.add(("budget",), f"budget must be a positive number of US dollars, got {budget!r}")
+    mcc = eval_opts.get("model_cost_config")
+    if isinstance(mcc, str) and not Path(mcc).is_absolute():  # relative to the suite file
+        eval_opts = {**eval_opts, "model_cost_config": str(Path(file).parent / mcc)}
+    problems.raise_if_any()
+    return Suite(name=name, models=models, tasks=tasks, eval=dict(eval_opts),
+                 description=str(data.get("description") or ""), path=file,
+                 budget=float(budget) if budget is not None else None)
+
+
+def _parse_models(raw, problems: _Problems) -> list[ModelSpec]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        problems.add(("models",), "'models' must be a list")
+        return []
+    out = []
+    for i, item in enumerate(raw):
+        where = ("models", i)
+        if isinstance(item, str):
+            item = {"model": item}
+        if not isinstance(item, dict):
+            problems.add(where, "a model is a string or a mapping with 'model'")
+            continue
+        for key in item:
+            if key not in MODEL_KEYS:
+                problems.add(where + (key,), f"unknown model key {key!r} (allowed: {', '.join(sorted(MODEL_KEYS))})")
+        model = item.get("model")
+        if not isinstance(model, str) or not _MODEL_RE.match(model):
+            problems.add(where + ("model",), f"bad model string {model!r}: expected 'provider/model-name'")
+            continue
+        provider = model.split("/", 1)[0]
+        if not provider_known(provider):
+            problems.add(where + ("model",), f"bad model string {model!r}: unknown provider {provider!r} "
+                                             "(Inspect has no model API of that name; is its package installed?)")
+            continue
+        mc = item.get("max_connections")
+        if mc is not None and (isinstance(mc, bool) or not isinstance(mc, int) or mc < 1):
+            problems.add(where + ("max_connections",), f"max_connections must be a positive integer, got {mc!r}")
+        args = item.get("args") or {}
+        if not isinstance(args, dict):
+            problems.add(where + ("args",), "model args must be a mapping")
+            args = {}
+        out.append(ModelSpec(model, mc, dict(args)))
+    return out
+
+
+
+def _positive_int(value, where, problems, what) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        problems.add(where, f"{what} must be a positive integer, got {value!r}")
+        return False
+    return True
+
+
+def _parse_tasks(raw, defaults: dict, problems: _Problems) -> list[TaskSpec]:
+    if not isinstance(raw, list) or not raw:
+        problems.add(("tasks",), "'tasks' must be a non-empty list")
+        return []
+    registered = registered_tasks()
+    out: list[TaskSpec] = []
+    seen: dict[str, int] = {}
+    for i, item in enumerate(raw):
+        where = ("tasks", i)
+        line = problems.lines.get(where)
+        if isinstance(item, dict) and "registered" in item:
+            which = item["registered"]
+            if which not in ("paper", "all") or len(item) != 1:
+                problems.add(where, "'registered' takes 'paper' or 'all' and no other keys")
+                continue
+            for name in paper_tasks(include_generic=which == "all"):
+                if name not in registered:
+                    problems.add(where, f"task {name!r} is named in registry.yaml but not registered with Inspect")
+                    continue
+                entry = {"task": name, **defaults}
+                spec = _task_spec(entry, where, registered, problems, line)
+                if spec is not None:
+                    out.append(spec)
+            continue
+        if isinstance(item, str):
+            item = {"task": item}
+        if not isinstance(item, dict):
+            problems.add(where, "a task entry is a task name, a mapping with 'task', or {registered: paper}")
+            continue
+        for key in item:
+            if key not in TASK_KEYS:
+                problems.add(where + (key,), f"unknown task key {key!r} (allowed: {', '.join(sorted(TASK_KEYS))})")
+        spec = _task_spec({**defaults, **item}, where, registered, problems, line)
+        if spec is not None:
+            out.append(spec)
+    for spec in out:
+        if spec.label in seen:
+            problems.add(("tasks",), f"task label {spec.label!r} appears twice (lines {seen[spec.label]} "
+                                     f"and {spec.line}); give one a different 'name'")
+        seen[spec.label] = spec.line or 0
+    return out
+
+
+def _task_spec(item: dict, where: tuple, registered: dict, problems: _Problems, line) -> TaskSpec | None:
+    name = item.get("task")
+    if not isinstance(name, str) or name not in registered:
+        from conflict_eval.plugins_manager import did_you_mean
+
+        close = did_you_mean(name, list(registered))
+        hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+        problems.add(where + ("task",), f"unknown task {name!r} ({hint}registered: {', '.join(registered) or 'none'})")
+        return None
+    args = item.get("args") or {}
+    if not isinstance(args, dict):
+        problems.add(where + ("args",), "'args' must be a mapping")
+        return None
+    ok = _check_task_args(name, registered[name], args, where, problems)
+    limit, epochs = item.get("limit"), item.get("epochs")
+    ok &= _positive_int(limit, where + ("limit",), problems, "limit")
+    ok &= _positive_int(epochs, where + ("epochs",), problems, "epochs")
+    seeds = item.get("seeds", [None])
+    if isinstance(seeds, int) and not isinstance(seeds, bool):
+        seeds = [seeds]
+    if not isinstance(seeds, list) or not seeds or not all(
+        s is None or (isinstance(s, int) and not isinstance(s, bool)) for s in seeds
+    ) or len(set(seeds)) != len(seeds):
+        problems.add(where + ("seeds",), f"seeds must be a list of distinct integers, got {seeds!r}")
+        ok = False
+    config = item.get("config") or {}
+    ok &= _check_config(config, where + ("config",), problems)
+    if not ok:
+        return None
+    label = item.get("name") or _default_label(name, args)
+    if not isinstance(label, str):
+        problems.add(where + ("name",), "'name' must be a string")
+        return None
+    return TaskSpec(task=name, label=label, args=dict(args), limit=limit, seeds=tuple(seeds),
+                    epochs=epochs, config=dict(config), line=line)
+
+
+def _default_label(task: str, args: Mapping[str, Any]) -> str:
+    """The leaderboard's one name for a task and its arguments (see
+    :func:`conflict_eval.leaderboard.canonical_task_name`)."""
+    from conflict_eval.leaderboard import canonical_task_name
+
+    return canonical_task_name(task, dict(args))
+
+
+def _check_config(config, where, problems) -> bool:
+    from inspect_ai.model import GenerateConfig
+
+    if not isinstance(config, dict):
+        problems.add(where, "'config' must be a mapping of GenerateConfig fields")
+        return False
+    ok = True
+    for key in config:
+        if key not in GenerateConfig.model_fields:
+            problems.add(where + (key,), f"unknown generate config field {key!r}")
+            ok = False
+    return ok
+
+
+def _check_task_args(name, fn, args, where, problems) -> bool:
+    params = pyinspect.signature(fn).parameters
+    named = {p for p, v in params.items() if v.kind in (v.POSITIONAL_OR_KEYWORD, v.KEYWORD_ONLY)}
+    var_kw = any(v.kind is v.VAR_KEYWORD for v in params.values())
+    ok = True
+    for p, v in params.items():
+        if p in named and v.default is v.empty and p not in args:
+            problems.add(where + ("args",), f"task {name!r} needs parameter {p!r}")
+            ok = False
+    unknown = [k for k in args if k not in named]
+    if unknown and not var_kw:
+        for k in unknown:
+            problems.add(where + ("args", k), f"unknown parameter {k!r} for task {name!r} "
+                                              f"(accepted: {', '.join(sorted(named)) or 'none'})")
+        return False
+    if name == GENERIC_TASK:  # check the routed options against the composed parts
+        from conflict_eval.plugins_manager import UnknownComponentError, components, lookup
+
+        parts = []
+        for key, kind, default in (("method", "method", "end_to_end"), ("dataset", "dataset", "demo")):
+            try:
+                parts.append(lookup(kind, args.get(key, default)))
+            except UnknownComponentError as exc:
+                problems.add(where + ("args", key), str(exc))
+                ok = False
+        scorers = args.get("scorer") or []
+        for s in [scorers] if isinstance(scorers, str) else scorers:
+            try:
+                parts.append(lookup("metric", s))
+            except UnknownComponentError as exc:
+                problems.add(where + ("args", "scorer"), str(exc))
+                ok = False
+        if not scorers:  # the default metric is chosen from the data; any metric's options may apply
+            parts += list(components()["metric"].values())
+        accepted = {p for c in parts for p in c.parameters()}
+        if ok and not any(v.kind is v.VAR_KEYWORD for c in parts for v in c.parameters().values()):
+            for k in args:
+                if k not in named and k not in accepted:
+                    problems.add(where + ("args", k), f"unknown parameter {k!r} for task {name!r}: no part "
+                                 f"accepts it (accepted: {', '.join(sorted(accepted | named - {'options'}))})")
+                    ok = False
+    return ok
+
+

@@ -1,0 +1,144 @@
+"""Whether a suite's tasks are done, read from the Inspect logs themselves.
+
+A task is **complete** when its log has status ``success`` and
+``completed_samples == total_samples``; ``eval_set``'s own success flag is
+not trusted (after Ctrl-C it reports success with cancelled logs left behind).
+
+The tasks a log directory should hold are the ones ``eval_set`` wrote into
+its manifest (``eval-set.json``: one entry per task and model, with the
+``task_id`` its logs carry); a task with no log yet is listed as
+``not started``. Of several logs of one task (an interrupted attempt and its
+retry), the complete one wins, else the newest.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TaskStatus:
+    model: str
+    label: str
+    status: str  # success, started, cancelled, error, not started
+    done: int
+    total: int | None
+    log: str | None = None
+    task_id: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "success" and self.total is not None and self.done == self.total
+
+
+def _label(header) -> str:
+    from conflict_eval.leaderboard import canonical_task_name
+
+    suite = (header.eval.metadata or {}).get("suite") or {}
+    if suite.get("label"):
+        return str(suite["label"]) + (f" seed={suite['seed']}" if suite.get("seed") is not None else "")
+    return canonical_task_name(header.eval.task, header.eval.task_args, header.eval.metadata)
+
+
+def _counts(info, header) -> tuple[int, int | None]:
+    """(done, total) samples of one log: Inspect's results when it wrote them,
+    else the samples it flushed and the dataset size times epochs."""
+    from inspect_ai.log import read_eval_log_sample_summaries
+
+    if header.results is not None and header.status != "started":
+        return header.results.completed_samples, header.results.total_samples
+    try:
+        done = sum(1 for s in read_eval_log_sample_summaries(info) if s.error is None)
+    except Exception:  # noqa: BLE001 -- a log cut off by a kill may hold no readable samples
+        done = 0
+    samples = header.eval.dataset.samples
+    epochs = header.eval.config.epochs or 1
+    limit = header.eval.config.limit
+    if isinstance(limit, int) and samples is not None:
+        samples = min(samples, limit)
+    return done, (samples * epochs if samples is not None else None)
+
+
+def manifest(log_dir: str | Path) -> list[dict[str, Any]]:
+    """The task entries ``eval_set`` recorded in ``LOG_DIR/eval-set.json`` (and
+    in every sub-directory holding one, e.g. shards); [] when there is none."""
+    out = []
+    for path in sorted(Path(log_dir).rglob("eval-set.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        out += [t for t in (data.get("tasks") or []) if isinstance(t, dict)]
+    return out
+
+
+def _manifest_label(entry: dict) -> str:
+    from conflict_eval.leaderboard import canonical_task_name
+
+    args = dict(entry.get("task_args") or {})
+    meta = None
+    if "method" in args and "dataset" in args:  # a composed task: name it as the leaderboard does
+        meta = {"method": args.pop("method"), "dataset": args.pop("dataset"), "options": args}
+    return canonical_task_name(str(entry.get("name")), dict(entry.get("task_args") or {}), meta)
+
+
+def task_statuses(log_dir: str | Path, expected: list[tuple[str, str, int]] | None = None) -> list[TaskStatus]:
+    """One :class:`TaskStatus` per task and model of the log directory (searched recursively).
+
+    ``expected`` (``(model, label, total samples)`` of every task a suite
+    should hold) lists the tasks with no log yet as ``not started``; without
+    it they come from ``eval_set``'s manifest (total unknown)."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    best: dict[tuple[str, str], tuple[tuple, TaskStatus]] = {}
+    for info in list_eval_logs(str(log_dir), recursive=True):
+        try:
+            header = read_eval_log(info, header_only=True)
+        except Exception:  # noqa: BLE001 -- unreadable: shown as such, never as done
+            best[(info.name, "?")] = ((0,), TaskStatus("?", Path(info.name).name, "unreadable", 0, None, info.name))
+            continue
+        done, total = _counts(info, header)
+        st = TaskStatus(header.eval.model, _label(header), header.status, done, total,
+                        info.name, header.eval.task_id)
+        key = (header.eval.task_id, header.eval.model)
+        rank = (st.complete, header.eval.created or "")
+        if key not in best or rank > best[key][0]:
+            best[key] = (rank, st)
+    found = {key: st for key, (_, st) in best.items()}
+    if expected is not None:
+        have = {(s.model, s.label) for s in found.values()}
+        for model, label, total in expected:
+            if (model, label) not in have:
+                found[(model, label)] = TaskStatus(model, label, "not started", 0, total)
+    else:
+        for entry in manifest(log_dir):
+            key = (entry.get("task_id"), entry.get("model"))
+            if key not in found:
+                found[key] = TaskStatus(str(entry.get("model")), _manifest_label(entry), "not started", 0, None,
+                                        None, key[0])
+    return sorted(found.values(), key=lambda s: (s.model, s.label))
+
+
+def incomplete(statuses: list[TaskStatus]) -> list[TaskStatus]:
+    return [s for s in statuses if not s.complete]
+
+
+def render_status(statuses: list[TaskStatus]) -> str:
+    """A plain-text table: state, done/total, model, task (unfinished tasks
+    first). State is ``done`` for a complete task, ``partial`` for a
+    ``success`` log short of its samples, else the log's status."""
+    if not statuses:
+        return "  (no task logs)"
+    rows = [("state", "done/total", "model", "task")]
+    for s in sorted(statuses, key=lambda s: (s.complete, s.model, s.label)):
+        mark = "done" if s.complete else "partial" if s.status == "success" else s.status
+        rows.append((mark, f"{s.done}/{s.total if s.total is not None else '?'}", s.model, s.label))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    return "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in rows)
+
+
+def status_json(statuses: list[TaskStatus]) -> list[dict[str, Any]]:
+    return [{**asdict(s), "complete": s.complete} for s in statuses]

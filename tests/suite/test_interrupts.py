@@ -1,0 +1,137 @@
+"""Suites interrupted for real (a subprocess, a scripted model with a delay):
+SIGINT, SIGTERM, SIGKILL and a budget stop each leave an incomplete suite that
+says so, and the same command resumes it with every sample exactly once."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from inspect_ai.log import list_eval_logs, read_eval_log
+
+from conflict_eval.cli import main
+from conflict_eval.runs.status import task_statuses
+
+SUITE = """name: slow
+models:
+  - model: scripted/x
+    args: {delay: 0.25, reply: "B</a>"}
+    max_connections: 1
+defaults: {config: {max_tokens: 16}, limit: 8}
+tasks:
+  - task: conflict_eval/run
+    args: {method: end_to_end, dataset: demo}
+  - task: conflict_eval/run
+    args: {method: end_to_end, dataset: demo, conflict_type: temporal}
+eval: {max_tasks: 1, max_samples: 1}
+"""
+EXPECTED = {"end_to_end/demo": 8, "end_to_end/demo(conflict_type=temporal)": 5}  # demo: 5 temporal items
+
+
+def _cmd(suite: Path, log_dir: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "conflict_eval.cli", "suite", "run", str(suite), "--log-dir", str(log_dir),
+            "--display", "none", *extra]
+
+
+def _interrupt(cmd: list[str], log_dir: Path, sig) -> subprocess.CompletedProcess:
+    """Start ``cmd``; once its first log file exists and a few samples have run, send ``sig``."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(log_dir.glob("*.eval")):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no log appeared"
+        time.sleep(0.1)
+    time.sleep(1.2)  # a few 0.25 s samples, far from all 13
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _suite(tmp_path) -> Path:
+    path = tmp_path / "slow.yaml"
+    path.write_text(SUITE)
+    return path
+
+
+def _assert_exactly_once(log_dir: Path) -> None:
+    """The log each task is judged by holds every sample once, scored; no other
+    successful log of the task exists beside it."""
+    statuses = task_statuses(log_dir)
+    assert {s.label: (s.done, s.total) for s in statuses} == {k: (n, n) for k, n in EXPECTED.items()}
+    for s in statuses:
+        ids = [x.id for x in read_eval_log(s.log).samples]
+        assert len(ids) == len(set(ids)) == EXPECTED[s.label]
+    successes = [read_eval_log(i, header_only=True) for i in list_eval_logs(str(log_dir))]
+    assert sum(1 for h in successes if h.status == "success") == len(EXPECTED)
+
+
+def _assert_resumes(tmp_path, suite, log_dir, *extra):
+    done = subprocess.run(_cmd(suite, log_dir, *extra), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "suite slow: 2 task run(s), complete" in done.stdout
+    _assert_exactly_once(log_dir)
+
+
+def test_sigint_lists_unfinished_tasks_then_resumes(tmp_path):
+    suite, log_dir = _suite(tmp_path), tmp_path / "logs"
+    res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGINT)
+    assert res.returncode == 130, res.stdout + res.stderr
+    assert "complete" not in res.stdout  # neither "complete" nor a success verdict
+    assert "INCOMPLETE, interrupted (SIGINT)" in res.stdout
+    lines = {line.split()[-1]: line for line in res.stdout.splitlines() if "scripted/x" in line}
+    assert "cancelled" in lines["end_to_end/demo"] and "/8" in lines["end_to_end/demo"]
+    assert "0/5" in lines["end_to_end/demo(conflict_type=temporal)"]  # never started, total known
+    # `suite status` prints the same verdict without running anything
+    status = subprocess.run([sys.executable, "-m", "conflict_eval.cli", "suite", "status", str(log_dir), "--json"],
+                            capture_output=True, text=True, timeout=120)
+    data = json.loads(status.stdout)
+    assert status.returncode == 1 and data["complete"] is False
+    assert {t["label"]: t["status"] for t in data["tasks"]}["end_to_end/demo"] == "cancelled"
+    _assert_resumes(tmp_path, suite, log_dir)
+    assert main(["suite", "status", str(log_dir)]) == 0
+
+
+def test_sigterm_closes_logs_as_cancelled(tmp_path):
+    suite, log_dir = _suite(tmp_path), tmp_path / "logs"
+    res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGTERM)
+    assert res.returncode == 143, res.stdout + res.stderr
+    assert "complete" not in res.stdout and "stopped by SIGTERM" in res.stdout
+    headers = [read_eval_log(i, header_only=True) for i in list_eval_logs(str(log_dir))]
+    assert headers and all(h.status == "cancelled" for h in headers)  # not left "started"
+    _assert_resumes(tmp_path, suite, log_dir)
+
+
+def test_kill_leaves_started_logs_that_status_reports_and_a_rerun_resumes(tmp_path, capsys):
+    suite, log_dir = _suite(tmp_path), tmp_path / "logs"
+    res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGKILL)
+    assert res.returncode == -signal.SIGKILL
+    assert main(["suite", "status", str(log_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "INCOMPLETE" in out and "started" in out and "complete" not in out
+    _assert_resumes(tmp_path, suite, log_dir)
+
+
+def test_budget_stops_then_a_larger_budget_resumes(tmp_path):
+    suite, log_dir = _suite(tmp_path), tmp_path / "logs"
+    costs = tmp_path / "costs.yaml"  # $10 per 1M tokens: each call ~90 words ~ $0.0009
+    costs.write_text("scripted/x: {input: 10.0, output: 10.0, input_cache_write: 10.0, input_cache_read: 10.0}\n")
+    res = subprocess.run(_cmd(suite, log_dir, "--model-cost-config", str(costs), "--budget", "0.004"),
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "stopped by the budget" in res.stdout and "complete" not in res.stdout
+    stop = json.loads((log_dir / "suite-stop.json").read_text())
+    assert stop["conflict_eval_stop_reason"] == "budget" and stop["spent_usd"] >= 0.004
+    assert {t["task"] for t in stop["tasks"]} == set(EXPECTED)
+    # the spend already in the logs counts: the same budget stops at once
+    again = subprocess.run(_cmd(suite, log_dir, "--model-cost-config", str(costs), "--budget", "0.004"),
+                           capture_output=True, text=True, timeout=300)
+    assert again.returncode == 2 and "already record" in again.stderr
+    _assert_resumes(tmp_path, suite, log_dir, "--model-cost-config", str(costs), "--budget", "1")
+    assert not (log_dir / "suite-stop.json").exists()
+    # Inspect priced every call itself (the cost config, with the test model registered)
+    for info in list_eval_logs(str(log_dir)):
+        usage = read_eval_log(info, header_only=True).stats.model_usage["scripted/x"]
+        assert usage.total_cost == (usage.input_tokens * 10 + usage.output_tokens * 10) / 1e6 or \
+            abs(usage.total_cost - (usage.input_tokens * 10 + usage.output_tokens * 10) / 1e6) < 1e-9
