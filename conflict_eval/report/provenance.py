@@ -21,6 +21,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from conflict_eval.download import ids_sha256, registry_revision
+
 from .grouping import row_key
 from .logs import EvalFacts
 from .stats import Row
@@ -46,29 +48,10 @@ def _git_commit(path: Path) -> str | None:
     return res.stdout.strip() or None if res.returncode == 0 else None
 
 
-def ids_hash(ids) -> str:
-    """sha256 over the sorted sample ids, one per line."""
-    return hashlib.sha256("\n".join(sorted(map(str, ids))).encode()).hexdigest()
-
-
 def results_hash(per_id: dict[str, float]) -> str:
     """sha256 over the sorted (sample id, score) pairs (scores to 12 digits)."""
     pairs = [[k, round(v, 12)] for k, v in sorted(per_id.items())]
     return hashlib.sha256(json.dumps(pairs, separators=(",", ":")).encode()).hexdigest()
-
-
-def _registry_revision(name: str | None) -> str:
-    if not name:
-        return "unknown"
-    from conflict_eval.registry_file import load_registry
-
-    entry = (load_registry().get("datasets") or {}).get(name)
-    if not entry:
-        return "not in registry.yaml"
-    source, rev = entry.get("source"), entry.get("revision")
-    if source in ("bundled", "derived"):
-        return f"{source} (conflict-eval {rev or 'package'})"
-    return f"{source}@{rev}" if rev else f"{source} (no pinned revision)"
 
 
 def _dataset_facts(h: dict[str, Any]) -> dict[str, str]:
@@ -81,8 +64,9 @@ def _dataset_facts(h: dict[str, Any]) -> dict[str, str]:
         "file": rec.get("file") or NOT_RECORDED,
         "sha256": rec.get("sha256") or NOT_RECORDED,
         "revision": rec.get("revision") or (f"local file {rec['file']}" if rec.get("file") and meta.get("path")
-                                            else _registry_revision(name)),
-        "sample_ids_sha256": rec.get("sample_ids_sha256") or (ids_hash(ids) if ids else NOT_RECORDED),
+                                            else registry_revision(name)),
+        # the ids that ran (after any --limit), else those the dataset recorded
+        "sample_ids_sha256": ids_sha256(ids) if ids else rec.get("sample_ids_sha256") or NOT_RECORDED,
     }
 
 

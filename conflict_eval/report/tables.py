@@ -1,7 +1,7 @@
 """CSV and JSON outputs: ``leaderboard.csv`` (model x task), ``conflict_types.csv``
 (by sample group; the name is kept for users who read it), ``paired.csv``,
 ``leaderboard.json``. Values from logs are written as data (CSV quoting, JSON
-strings), never as markup."""
+strings, with ``<``, ``>`` and ``&`` as JSON ``\\u`` escapes), never as markup."""
 
 from __future__ import annotations
 
@@ -70,7 +70,9 @@ def to_json(board: dict[str, Any]) -> str:
         d["status"] = None if r.status is None else {**r.status.__dict__, "complete": r.status.complete}
         return d
 
-    return json.dumps({"provenance": board.get("provenance"), "stats": board.get("stats"),
+    text = json.dumps({"provenance": board.get("provenance"), "stats": board.get("stats"),
                        "heads": board.get("heads"), "rows": [row_dict(r) for r in board["rows"]],
                        "comparisons": [{**c.__dict__, "significant": c.significant}
                                        for c in board.get("comparisons", [])]}, indent=2, default=str)
+    # the same JSON values, safe to embed in a page: no raw <, > or & from a log
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
