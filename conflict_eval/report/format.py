@@ -103,3 +103,14 @@ def metric_names(rows: list[Row]) -> list[str]:
     for r in rows:
         names += [k for k in r.metrics if k not in names]
     return names
+
+
+def estimate_text(est: dict | None, r: Row) -> str:
+    """The run-time estimate (task metadata ``conflict_eval_estimate``) against the actual cell."""
+    if not est:
+        return "no estimate"
+    ps, tot = est.get("per_sample") or {}, est.get("total") or {}
+    return (f"calls/sample {fmt(ps.get('calls'), 2)} est vs {fmt(r.calls, 2)}; "
+            f"tokens in/out per sample {fmt(ps.get('input_tokens'), 0)}/{fmt(ps.get('output_tokens'), 0)} est vs "
+            f"{fmt(r.input_tokens, 0)}/{fmt(r.output_tokens, 0)}; "
+            f"total {money(tot.get('cost_usd'))} est vs {money(r.cost_total)}")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .format import (NOT_RUN, cell_parts, esc, fmt, interval, methods_used, metric_names, model_colours, money,
-                     slug, tasks_models)
+from .format import (NOT_RUN, cell_parts, esc, estimate_text, fmt, interval, methods_used, metric_names,
+                     model_colours, money, slug, tasks_models)
 from .grouping import GROUP_TITLE, groups_of
 from .provenance import cell
 from .stats import arrow, direction
@@ -103,21 +103,13 @@ def _provenance(prov: dict[str, Any], st: dict[str, Any]) -> str:
             "command behind every cell are in its section below.</p>")
 
 
-def _estimate(est: dict | None, r) -> str:
-    if not est:
-        return "no estimate"
-    ps, tot = est.get("per_sample") or {}, est.get("total") or {}
-    return esc(f"{fmt(ps.get('calls'), 2)} calls/sample, {money(tot.get('cost_usd'))} est. "
-               f"vs {fmt(r.calls, 2)}, {money(r.cost_total)} actual")
-
-
 def _task_section(board: dict[str, Any], t: str, trows: list, colours: dict[str, str]) -> str:
     prov = board.get("provenance") or {}
     out = [f'<section class="task" id="{slug(t)}"><h2>{esc(t)}</h2>']
     body = [[esc(r.model), str(r.n), "complete" if r.complete else f"<b>incomplete</b> {esc(r.status.describe())}",
              str(r.errors), fmt(r.parse_failure_rate), fmt(r.calls, 2), fmt(r.input_tokens, 1),
              fmt(r.output_tokens, 1), money(r.cost_per_sample), money(r.cost_total), esc(r.cost_source or "no price"),
-             _estimate(cell(prov, r.model, t).get("estimate"), r)] for r in trows]
+             esc(estimate_text(cell(prov, r.model, t).get("estimate"), r))] for r in trows]
     out.append(_table("detail", ["model", "n", "status", "errors", "parse fail ↓", "calls/sample", "tokens in",
                                  "tokens out", "$/sample", "$ total (incl. retries)", "cost from",
                                  "estimate vs actual"], body))

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .format import cell_text, fmt, interval, md_escape, methods_used, metric_names, money, tasks_models
+from .format import (cell_text, estimate_text, fmt, interval, md_escape, methods_used, metric_names, money,
+                     tasks_models)
 from .grouping import GROUP_TITLE, groups_of
 from .provenance import cell
 from .stats import arrow
@@ -19,14 +20,6 @@ def _table(head: list[str], body: list[list[Any]]) -> list[str]:
     return ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows[1:]]
 
 
-def _estimate(est: dict | None, r) -> str:
-    if not est:
-        return "no estimate"
-    ps, tot = est.get("per_sample") or {}, est.get("total") or {}
-    return (f"calls/sample {fmt(ps.get('calls'), 2)} est vs {fmt(r.calls, 2)}; "
-            f"$ {money(tot.get('cost_usd'))} est vs {money(r.cost_total)}")
-
-
 def task_detail(board: dict[str, Any], task: str) -> list[str]:
     rows = [r for r in board["rows"] if r.task == task]
     prov = board.get("provenance") or {}
@@ -34,7 +27,7 @@ def task_detail(board: dict[str, Any], task: str) -> list[str]:
     body = [[r.model, r.n, "complete" if r.complete else f"INCOMPLETE ({r.status.describe()})", r.errors,
              fmt(r.parse_failure_rate), fmt(r.calls, 2), fmt(r.input_tokens, 1), fmt(r.output_tokens, 1),
              money(r.cost_per_sample), money(r.cost_total), r.cost_source or "no price",
-             _estimate(cell(prov, r.model, r.task).get("estimate"), r)] for r in rows]
+             estimate_text(cell(prov, r.model, r.task).get("estimate"), r)] for r in rows]
     lines += _table(["model", "n", "status", "errors", "parse fail ↓", "calls/sample", "tokens in", "tokens out",
                      "$/sample", "$ total (incl. retries)", "cost from", "estimate vs actual"], body) + [""]
     names = metric_names(rows)

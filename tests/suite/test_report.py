@@ -143,7 +143,7 @@ def test_markdown_cells_say_n_cost_failures_and_status(outputs):
         assert len(cells) == 3 and all("n=" in c and "$" in c for c in cells), line
     assert evil.count("0.000 [0.000, 0.") == 3 and evil.count("100% parse failures") == 3
     # the run-time estimate against the actual run
-    assert "calls/sample 1.00 est vs 1.00" in md
+    assert "calls/sample 1.00 est vs 1.00; tokens in/out per sample 90/2 est vs " in md
     assert "Wilson score interval" in md
 
 
