@@ -162,16 +162,22 @@ def canonical_task_name(task: str, args: dict[str, Any] | None, metadata: dict |
 def short_heads(keys: Iterable[TaskKey]) -> dict[str, str]:
     """Column heads: ``method/dataset`` plus only the options that tell two
     tasks with the same head apart (label -> short head)."""
+    def head_of(k: TaskKey) -> str:  # a named task's dataset joins its head: microact/kre_ecqa
+        if k.explicit:
+            return k.explicit
+        ds = k.options.get("dataset")
+        return f"{k.head}/{ds}" if "/" not in k.head and isinstance(ds, str) else k.head
+
     keys = list({k.label: k for k in keys}.values())
     by_head: dict[str, list[TaskKey]] = {}
     for k in keys:
-        by_head.setdefault(k.explicit or k.head, []).append(k)
+        by_head.setdefault(head_of(k), []).append(k)
     out = {}
     for head, ks in by_head.items():
         if len(ks) == 1:
             out[ks[0].label] = head
             continue
-        names = sorted({n for k in ks for n in k.options})
+        names = sorted({n for k in ks for n in k.options if not (n == "dataset" and head != k.head)})
         differ = [n for n in names if len({repr(k.options.get(n)) for k in ks}) > 1]
         for k in ks:
             shown = {n: k.options[n] for n in differ if n in k.options}

@@ -197,8 +197,7 @@ def aggregate(records: list[SampleRecord], bootstrap: int = 1000, seed: int = 0,
                 per_id = _per_id([r for r in ok if r.group == g], head)
                 if per_id:
                     groups[g] = summarise_metric(list(per_id.values()), bootstrap, seed)
-        total = (spend or {}).get((model, task), sum(costs) if have_cost else None) if spend is not None \
-            else (sum(costs) if have_cost else None)
+        total = spend[(model, task)] if spend and (model, task) in spend else (sum(costs) if have_cost else None)
         rows.append(Row(
             model=model, task=task, n=len({r.sample_id for r in ok}), errors=errors, metrics=metrics,
             parse_failure_rate=mean(parse) if parse else None,
