@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conflict_eval.leaderboard import build_leaderboard, load_prices, to_html, to_markdown
+from conflict_eval.report import build_leaderboard, load_prices, to_html, to_markdown
 from conflict_eval.runs import ModelSpec, load_suite, run_suite
 
 RESULTS = Path(__file__).parent / "results"
@@ -125,12 +125,12 @@ def _scripted_copies(path, tmp, args, out) -> None:
 def _synthetic_grid(out) -> None:
     import random
 
-    from conflict_eval.leaderboard import SampleRecord, aggregate, paired_comparisons, provenance
+    from conflict_eval.report import SampleRecord, aggregate, paired_comparisons, provenance
 
     rng = random.Random(0)
     records = [SampleRecord(model=f"p/model-{m:02d}", task=f"task_{t:02d}", seed=None, sample_id=f"q{i}", epoch=1,
                             ok=True, completed="x", values={"accuracy": float(rng.random() < (m + 1) / 31)},
-                            parse_failure=0.0, conflict_type=("temporal", "misinformation", "semantic")[i % 3],
+                            parse_failure=0.0, group=("temporal", "misinformation", "semantic")[i % 3],
                             calls=1, input_tokens=100, output_tokens=5, cost=1e-5, cost_source="price file")
                for m in range(30) for t in range(20) for i in range(50)]
     start = time.perf_counter()

@@ -33,6 +33,7 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
+from .download import dataset_record
 from .plugins_manager import Component, did_you_mean, get_dataset, get_method, get_metric
 
 DEFAULT_GENERATE_CONFIG: dict[str, Any] = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 512}
@@ -225,6 +226,8 @@ def compose_task(
             "conflict_eval_version": _version(),
             # a dataset may say where its data came from (e.g. an unpinned hub revision)
             "dataset_provenance": getattr(samples, "provenance", None),
+            # file sha256, upstream revision and sample ids' hash, for the report's reproducibility block
+            "conflict_eval_provenance": {"dataset": dataset_record(dataset, samples, path)},
             # and a method what it resolved at set-up (e.g. which keyword extractor runs)
             "method_info": getattr(solver, "info", None),
         },

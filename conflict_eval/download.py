@@ -115,3 +115,57 @@ def hf_dataset_file(repo_id: str, filename: str, revision: str) -> Path:
             f"{repo_id}/{filename}@{revision}: download failed ({type(exc).__name__}: {exc}); "
             "pass a local copy with -T path=FILE"
         ) from exc
+
+
+def ids_sha256(ids) -> str:
+    """sha256 over the sorted sample ids, one per line."""
+    return hashlib.sha256("\n".join(sorted(map(str, ids))).encode()).hexdigest()
+
+
+def registry_revision(name: str | None) -> str:
+    """Where a registered dataset comes from, as ``registry.yaml`` pins it."""
+    if not name:
+        return "unknown"
+    from .registry_file import load_registry
+
+    entry = (load_registry().get("datasets") or {}).get(name)
+    if not entry:
+        return "not in registry.yaml"
+    source, rev = entry.get("source"), entry.get("revision")
+    if source in ("bundled", "derived"):
+        return f"{source} (conflict-eval {rev or 'package'})"
+    return f"{source}@{rev}" if rev else f"{source} (no pinned revision)"
+
+
+def _shown(file: Path, given: str | None) -> str:
+    """A data file's name without any absolute local path: relative to the
+    download cache or the package, the path as given when relative, else its
+    folder and file name."""
+    from importlib.resources import files
+
+    for root, prefix in ((cache_dir(), "cache:"), (Path(str(files("conflict_eval"))), "conflict_eval/")):
+        try:
+            return prefix + file.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    if given and not Path(given).is_absolute():
+        return Path(given).as_posix()
+    return "/".join(file.parts[-2:])
+
+
+def dataset_record(name: str, samples, path: str | None = None) -> dict:
+    """What a run records about its data (task metadata
+    ``conflict_eval_provenance["dataset"]``): the file read (never an absolute
+    path), its sha256, the upstream revision, and the sha256 of the sample ids."""
+    where = path or getattr(samples, "location", None)
+    file = Path(where) if where and Path(where).is_file() else None
+    ids = [s.id for s in samples]
+    return {
+        "name": name,
+        "file": _shown(file, path) if file else None,
+        "sha256": sha256_file(file) if file else None,
+        "revision": (f"local file {_shown(file, path)} (registry: {registry_revision(name)})" if path and file
+                     else registry_revision(name)),
+        "sample_ids_sha256": ids_sha256(ids) if all(i is not None for i in ids) else None,
+        "samples": len(ids),
+    }

@@ -10,7 +10,6 @@ from conflict_eval.runs import *  # noqa: F401,F403
 from conflict_eval.runs import __all__  # noqa: F401
 from conflict_eval.runs.cli import (  # noqa: F401
     add_cli_commands,
-    cmd_leaderboard,
     cmd_lmeval_path,
     cmd_suite_run,
     cmd_suite_show,

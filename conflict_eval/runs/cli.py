@@ -116,16 +116,6 @@ def cmd_suite_show(args) -> int:
     return 0
 
 
-def cmd_leaderboard(args) -> int:
-    from conflict_eval.leaderboard import write_leaderboard
-
-    paths = write_leaderboard(args.log_dir, args.out, prices_path=args.prices,
-                              cost_config_path=args.model_cost_config, bootstrap=args.bootstrap, seed=args.seed)
-    print(paths["md"].read_text(encoding="utf-8"))
-    print("written:", ", ".join(str(p) for p in paths.values()))
-    return 0
-
-
 def cmd_lmeval_path(args) -> int:
     from conflict_eval.lmeval import task_dir
 
@@ -176,16 +166,9 @@ def add_cli_commands(sub) -> None:
     s.add_argument("suite")
     s.set_defaults(fn=cmd_suite_show)
 
-    p = sub.add_parser("leaderboard", help="model x task leaderboard (html, md, csv, json) from Inspect logs")
-    p.add_argument("log_dir", nargs="+", help="log directories (searched recursively)")
-    p.add_argument("--out", default="leaderboard", help="output directory (default ./leaderboard)")
-    p.add_argument("--model-cost-config", help="Inspect model cost file (YAML/JSON: model -> input, output, "
-                   "input_cache_write, input_cache_read USD per 1M tokens) for runs Inspect did not price")
-    p.add_argument("--prices", help="fallback price table YAML (USD per 1M tokens); default: the packaged one")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="B",
-                   help="bootstrap resamples for the 95%% intervals (default 1000; 0: none)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    p.set_defaults(fn=cmd_leaderboard)
+    from conflict_eval.report.cli import add_leaderboard_command
+
+    add_leaderboard_command(sub)
 
     p = sub.add_parser("lmeval-path", help="print the directory to pass to lm_eval --include_path")
     p.set_defaults(fn=cmd_lmeval_path)

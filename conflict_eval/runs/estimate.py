@@ -170,7 +170,7 @@ def model_price(model: str, model_cost_config: str | dict | None = None):
     info = get_model_info(model)
     if info is not None and getattr(info, "cost", None) is not None:
         return info.cost, "inspect"
-    from conflict_eval.leaderboard import load_prices, price_for
+    from conflict_eval.report import load_prices, price_for
 
     price = price_for(model, load_prices())
     return (price, "price file") if price is not None else (None, None)

@@ -35,7 +35,7 @@ class TaskStatus:
 
 
 def _label(header) -> str:
-    from conflict_eval.leaderboard import canonical_task_name
+    from conflict_eval.report import canonical_task_name
 
     suite = (header.eval.metadata or {}).get("suite") or {}
     if suite.get("label"):
@@ -76,7 +76,7 @@ def manifest(log_dir: str | Path) -> list[dict[str, Any]]:
 
 
 def _manifest_label(entry: dict) -> str:
-    from conflict_eval.leaderboard import canonical_task_name
+    from conflict_eval.report import canonical_task_name
 
     args = dict(entry.get("task_args") or {})
     meta = None

@@ -12,7 +12,8 @@ import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conflict_eval.cli import main
-from conflict_eval.leaderboard import (
+from conflict_eval.report import (
+    IncompleteLogsError,
     build_leaderboard,
     load_model_cost_config,
     load_prices,
@@ -111,16 +112,21 @@ def test_crashed_and_resumed_run_counts_each_sample_once(tmp_path):
     model = [ModelSpec("flaky/x", args={"crash_flag": str(flag)})]
     ok, _ = run_suite(suite, tmp_path / "logs", models=model, display="none", retry_attempts=0)
     assert not ok  # the e2e/demo task failed on mis-02
-    crashed = build_leaderboard([tmp_path / "logs"], PRICES)["rows"]
+    with pytest.raises(IncompleteLogsError, match=r"flaky/x x e2e/demo: 3/4 samples, log status error"):
+        build_leaderboard([tmp_path / "logs"], PRICES)
+    crashed = build_leaderboard([tmp_path / "logs"], PRICES, allow_incomplete=True)["rows"]
     demo_row = next(r for r in crashed if r.task == "e2e/demo")
     assert demo_row.errors == 1 and demo_row.n <= 3
+    assert not demo_row.complete and (demo_row.status.done, demo_row.status.total) == (3, 4)
+    assert next(r for r in crashed if r.task == "e2e/demo-temporal").complete
     saved = tmp_path / "crashed-copy"
     shutil.copytree(tmp_path / "logs", saved)  # keep the failed log even if Inspect cleans it up
     flag.unlink()
     ok, _ = run_suite(suite, tmp_path / "logs", models=model, display="none", retry_attempts=0)
     assert ok
-    board = build_leaderboard([tmp_path / "logs", saved], PRICES)
+    board = build_leaderboard([tmp_path / "logs", saved], PRICES)  # the crashed copy is resumed: complete
     _check_golden(board["rows"])
+    assert all(r.complete for r in board["rows"])
     assert board["stats"]["duplicates_dropped"] >= 4 + demo_row.n + 1  # copies of every sample
 
 
@@ -259,8 +265,9 @@ def test_grid_matrix_conflict_types_and_pairs(grid):
         "semantic": (pytest.approx(0.2), 5), "none": (pytest.approx(0.2), 5)}
     lo, hi = by["misinformation"].ci
     assert 0.0 <= lo <= 0.4 <= hi <= 1.0
-    # a model right everywhere has a degenerate interval
-    assert rows[("oracle/gold", full)].metrics["accuracy"].ci == (1.0, 1.0)
+    # a model right everywhere: the Wilson interval of 20/20 is [n / (n + z^2), 1] = [20 / 23.8415, 1], never zero-width
+    assert rows[("oracle/gold", full)].metrics["accuracy"].ci == pytest.approx((20 / (20 + 1.959964 ** 2), 1.0))
+    assert rows[("oracle/gold", full)].metrics["accuracy"].method == "wilson"
     comps = {(c.task, c.model_a, c.model_b): c for c in board["comparisons"]}
     assert len(comps) == 3 * 6  # every pair of 4 models on each of 3 tasks
     # gold - A on all 20: 1 - 0.25 = 0.75; every resample's difference is >= 0.3 or so -> significant
@@ -275,9 +282,12 @@ def test_grid_matrix_conflict_types_and_pairs(grid):
 def test_grid_outputs(grid):
     board, paths = grid
     md = paths["md"].read_text()
-    assert md.splitlines()[4].startswith("| model | end_to_end/demo | end_to_end/demo(conflict_type=temporal) |")
-    assert "| oracle/gold | 1.000 [1.000, 1.000] |" in md
-    assert "## Provenance" in md and "Inspect 0.3." in md
+    # short column heads: method/dataset plus only the settings that tell two columns apart
+    assert md.splitlines()[4] == ("| model | end_to_end/demo · accuracy ↑ | end_to_end/demo (conflict_type=temporal) · "
+                                  "accuracy ↑ | end_to_end/demo (limit=4) · accuracy ↑ |")
+    # value [Wilson interval] · rank · n · $ (the oracle has no price: "$ n/a", never a blank)
+    assert "| oracle/gold | 1.000 [0.839, 1.000] · best (tied) · n=20 · $ n/a |" in md
+    assert "## Reproducibility" in md and "Inspect 0.3." in md
     assert "n.s." in md and "significant" in md
     csv_lines = paths["csv"].read_text().splitlines()
     assert csv_lines[0].startswith("model,task,headline,n,errors,accuracy,accuracy_stderr,accuracy_ci_low,")
@@ -293,12 +303,13 @@ def test_grid_outputs(grid):
     t = prov["tasks"]["end_to_end/demo"]
     assert t["datasets"] == ["demo"] and t["revisions"][0].startswith("bundled")
     assert t["samples_scored"] == {m: 20 for m in sorted(MODELS)}
-    assert '"temperature": 0.0' in t["generate_config"][0] and t["grader"] == ["no grader role (model-graded scorers use the evaluated model)"]
+    assert t["generate_config"]["temperature"] == ["0.0"] and t["generate_config"]["max_tokens"] == ["512"]
+    assert t["grader"] == ["no grader role (model-graded scorers use the evaluated model)"]
     assert t["conflict_eval"] == [prov["conflict_eval_version"]]
 
 
 def test_colours_one_per_model_for_thirty_models():
-    from conflict_eval.leaderboard import model_colours
+    from conflict_eval.report import model_colours
 
     models = [f"p/m{i:02d}" for i in range(30)]
     colours = model_colours(models)
@@ -378,7 +389,7 @@ def synthetic_board(n_models=30, n_tasks=20, n_samples=30, bootstrap=200):
     """A board from synthetic per-sample records (no logs): for layout and speed."""
     import random
 
-    from conflict_eval.leaderboard import SampleRecord, aggregate, paired_comparisons, provenance
+    from conflict_eval.report import SampleRecord, aggregate, paired_comparisons, provenance
 
     rng = random.Random(0)
     records = []
@@ -389,7 +400,7 @@ def synthetic_board(n_models=30, n_tasks=20, n_samples=30, bootstrap=200):
                 records.append(SampleRecord(
                     model=f"provider/model-{m:02d}", task=f"method_{t:02d}/dataset", seed=None, sample_id=f"q{i}",
                     epoch=1, ok=True, completed="x", values={"accuracy": acc}, parse_failure=0.0,
-                    conflict_type=("temporal", "misinformation", "semantic")[i % 3], calls=1, input_tokens=100,
+                    group=("temporal", "misinformation", "semantic")[i % 3], calls=1, input_tokens=100,
                     output_tokens=5, cost=1e-5 * (m + 1), cost_source="price file"))
     rows = aggregate(records, bootstrap, 0)
     return {"rows": rows, "comparisons": paired_comparisons(rows, bootstrap, 0),
@@ -397,7 +408,7 @@ def synthetic_board(n_models=30, n_tasks=20, n_samples=30, bootstrap=200):
 
 
 def test_page_scales_to_thirty_models_and_twenty_tasks(tmp_path):
-    from conflict_eval.leaderboard import to_html
+    from conflict_eval.report import to_html
 
     browser = _chromium()
     if browser is None:

@@ -1,0 +1,77 @@
+"""Building the leaderboard from logs and writing every output format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .costs import load_model_cost_config, load_prices
+from .grouping import short_heads
+from .logs import completeness, deduplicate, read_records, spend
+from .provenance import provenance
+from .stats import aggregate, paired_comparisons, ranks
+
+
+class IncompleteLogsError(ValueError):
+    """Some cells come from incomplete or errored logs (and ``allow_incomplete`` is off)."""
+
+    def __init__(self, rows):
+        self.rows = rows
+        lines = [f"  {r.model} x {r.task}: {r.status.describe()} (logs: {', '.join(r.status.logs)})" for r in rows]
+        super().__init__(
+            f"{len(rows)} cell(s) come from incomplete or errored logs; resume them (re-run the suite or "
+            "`inspect eval-retry`), or pass --allow-incomplete to show them marked done/total:\n" + "\n".join(lines))
+
+
+def build_leaderboard(log_dirs: list[str | Path], prices: dict | None = None, bootstrap: int = 1000,
+                      seed: int = 0, cost_config: dict | None = None, *,
+                      allow_incomplete: bool = False) -> dict[str, Any]:
+    """Read, de-duplicate and aggregate.
+
+    Returns ``{"rows", "comparisons", "provenance", "stats", "heads", "ranks"}``.
+    Raises :class:`IncompleteLogsError` when a cell's logs are incomplete or
+    errored, unless ``allow_incomplete`` (then such cells are marked).
+    """
+    records, stats = read_records(log_dirs, cost_config=cost_config, prices=prices)
+    evals = stats.pop("evals", {})
+    kept, dropped = deduplicate(records)
+    stats["duplicates_dropped"] = dropped
+    rows = aggregate(kept, bootstrap, seed, status=completeness(kept, evals), spend=spend(records))
+    incomplete = [r for r in rows if not r.complete]
+    if incomplete and not allow_incomplete:
+        raise IncompleteLogsError(incomplete)
+    stats["incomplete_cells"] = len(incomplete)
+    complete_rows = [r for r in rows if r.complete]
+    keys = {ev.task: ev.key for ev in evals.values()}
+    return {"rows": rows,
+            # comparisons and ties only between complete cells: never a partial cell against a full one
+            "comparisons": paired_comparisons(complete_rows, bootstrap, seed),
+            "ranks": ranks(complete_rows), "provenance": provenance(rows, evals), "stats": stats,
+            "heads": short_heads(keys[t] for t in {r.task for r in rows} if t in keys)}
+
+
+def write_leaderboard(log_dirs: list[str | Path], out_dir: str | Path, *, prices_path: str | None = None,
+                      cost_config_path: str | None = None, bootstrap: int = 1000,
+                      seed: int = 0, allow_incomplete: bool = False) -> dict[str, Path]:
+    """Build the leaderboard and write html, md, csv (three) and json files to ``out_dir``."""
+    from .html import to_html
+    from .markdown import to_markdown
+    from .tables import conflict_types_csv, paired_csv, to_csv, to_json
+
+    cost_config = load_model_cost_config(cost_config_path) if cost_config_path else None
+    board = build_leaderboard(log_dirs, load_prices(prices_path), bootstrap, seed, cost_config=cost_config,
+                              allow_incomplete=allow_incomplete)
+    if not board["rows"]:
+        raise ValueError(f"no samples found in the logs under {', '.join(map(str, log_dirs))}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"html": out / "leaderboard.html", "md": out / "leaderboard.md", "csv": out / "leaderboard.csv",
+             "conflict_types_csv": out / "conflict_types.csv", "paired_csv": out / "paired.csv",
+             "json": out / "leaderboard.json"}
+    paths["html"].write_text(to_html(board), encoding="utf-8")
+    paths["md"].write_text(to_markdown(board), encoding="utf-8")
+    paths["csv"].write_text(to_csv(board["rows"]), encoding="utf-8")
+    paths["conflict_types_csv"].write_text(conflict_types_csv(board["rows"]), encoding="utf-8")
+    paths["paired_csv"].write_text(paired_csv(board["comparisons"]), encoding="utf-8")
+    paths["json"].write_text(to_json(board), encoding="utf-8")
+    return paths

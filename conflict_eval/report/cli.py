@@ -1,0 +1,36 @@
+"""The ``conflict-eval leaderboard`` command."""
+
+from __future__ import annotations
+
+
+def cmd_leaderboard(args) -> int:
+    from .build import IncompleteLogsError, write_leaderboard
+
+    try:
+        paths = write_leaderboard(args.log_dir, args.out, prices_path=args.prices,
+                                  cost_config_path=args.model_cost_config, bootstrap=args.bootstrap,
+                                  seed=args.seed, allow_incomplete=args.allow_incomplete)
+    except IncompleteLogsError as exc:
+        import sys
+
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(paths["md"].read_text(encoding="utf-8"))
+    print("written:", ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def add_leaderboard_command(sub) -> None:
+    """Register ``leaderboard`` on an argparse sub-parser collection."""
+    p = sub.add_parser("leaderboard", help="model x task leaderboard (html, md, csv, json) from Inspect logs")
+    p.add_argument("log_dir", nargs="+", help="log directories (searched recursively)")
+    p.add_argument("--out", default="leaderboard", help="output directory (default ./leaderboard)")
+    p.add_argument("--allow-incomplete", action="store_true",
+                   help="show cells from incomplete or errored logs, marked done/total (default: refuse them)")
+    p.add_argument("--model-cost-config", help="Inspect model cost file (YAML/JSON: model -> input, output, "
+                   "input_cache_write, input_cache_read USD per 1M tokens) for runs Inspect did not price")
+    p.add_argument("--prices", help="fallback price table YAML (USD per 1M tokens); default: the packaged one")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="B",
+                   help="bootstrap resamples for the 95%% intervals of non-0/1 metrics (default 1000; 0: none)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.set_defaults(fn=cmd_leaderboard)

@@ -1,0 +1,112 @@
+"""The Markdown leaderboard (``leaderboard.md``; also printed by the CLI).
+
+Every piece of text from a log is escaped (:func:`.format.md_escape`): a model
+named ``<script>`` stays text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .format import (cell_text, estimate_text, fmt, interval, md_escape, methods_used, metric_names, money,
+                     tasks_models)
+from .grouping import GROUP_TITLE, groups_of
+from .provenance import cell
+from .stats import arrow
+
+
+def _table(head: list[str], body: list[list[Any]]) -> list[str]:
+    rows = [[md_escape(c) for c in row] for row in [head, *body]]
+    return ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows[1:]]
+
+
+def task_detail(board: dict[str, Any], task: str) -> list[str]:
+    rows = [r for r in board["rows"] if r.task == task]
+    prov = board.get("provenance") or {}
+    lines = [f"## {md_escape(task)}", ""]
+    body = [[r.model, r.n, "complete" if r.complete else f"INCOMPLETE ({r.status.describe()})", r.errors,
+             fmt(r.parse_failure_rate), fmt(r.calls, 2), fmt(r.input_tokens, 1), fmt(r.output_tokens, 1),
+             money(r.cost_per_sample), money(r.cost_total), r.cost_source or "no price",
+             estimate_text(cell(prov, r.model, r.task).get("estimate"), r)] for r in rows]
+    lines += _table(["model", "n", "status", "errors", "parse fail ↓", "calls/sample", "tokens in", "tokens out",
+                     "$/sample", "$ total (incl. retries)", "cost from", "estimate vs actual"], body) + [""]
+    names = metric_names(rows)
+    if names:
+        lines += ["Metrics (mean [95% interval]; ↑ higher is better, ↓ lower is better):", ""]
+        body = [[f"{n} {arrow(n)}", *[interval(r.metrics.get(n)) or "n/a" for r in rows]] for n in names]
+        lines += _table(["metric", *[r.model for r in rows]], body) + [""]
+    groups = groups_of(rows)
+    if groups:
+        lines += [f"By {GROUP_TITLE} ({rows[0].headline}):", ""]
+        body = [[r.model, *[f"{interval(r.groups[g])} (n={r.groups[g].n})" if g in r.groups else "n/a"
+                            for g in groups]] for r in rows]
+        lines += _table(["model", *groups], body) + [""]
+    tm = {r.model: cell(prov, r.model, r.task).get("task_metrics") for r in rows}
+    keys = sorted({f"{s}/{m}" for v in tm.values() if v for s, ms in v.items() for m in ms})
+    if keys:
+        lines += ["The task's own metrics (as its Inspect scorers computed them over each log; n/a when a cell "
+                  "spans several logs):", ""]
+        body = [[k + " " + arrow(k.split("/", 1)[1]),
+                 *[fmt((tm[r.model] or {}).get(k.split("/", 1)[0], {}).get(k.split("/", 1)[1])) for r in rows]]
+                for k in keys]
+        lines += _table(["metric", *[r.model for r in rows]], body) + [""]
+    comps = [c for c in board.get("comparisons", []) if c.task == task]
+    if comps:
+        lines += [f"Paired comparisons ({comps[0].metric}, A - B on the sample ids both finished):", ""]
+        body = [[c.model_a, c.model_b, f"{c.n} (of {c.n_a} / {c.n_b})", f"{c.diff:+.3f}",
+                 f"[{c.ci[0]:+.3f}, {c.ci[1]:+.3f}]" if c.ci else "n/a",
+                 {True: "significant", False: "n.s.", None: "n/a"}[c.significant]] for c in comps]
+        lines += _table(["model A", "model B", "shared ids", "difference", "95% paired bootstrap", ""], body) + [""]
+    return lines
+
+
+def reproducibility(board: dict[str, Any]) -> list[str]:
+    prov = board.get("provenance") or {}
+    if not prov:
+        return []
+    lines = ["## Reproducibility", "",
+             f"Built {prov['created']} with conflict-eval {prov['conflict_eval_version'] or 'not installed'} and "
+             f"Inspect {prov['inspect_ai_version']}.", ""]
+    for task, t in prov["tasks"].items():
+        lines += [f"### {md_escape(task)}", ""]
+        facts = [["dataset", ", ".join(t["datasets"])], ["file", ", ".join(t["files"])],
+                 ["file sha256", ", ".join(t["dataset_sha256"])], ["upstream revision", "; ".join(t["revisions"])],
+                 ["sample ids sha256", ", ".join(t["sample_ids_sha256"])],
+                 ["conflict-eval (run)", ", ".join(t["conflict_eval"])], ["Inspect (run)", ", ".join(t["inspect_ai"])],
+                 ["git commit (run)", ", ".join(t["git_commits"])], ["grader", ", ".join(t["grader"])],
+                 *[[f"generation: {k}", ", ".join(v)] for k, v in t["generate_config"].items()],
+                 *[[f"model {m}", f"endpoint: {v['endpoint']}; revision: {v['revision']}"]
+                   for m, v in t["models"].items()]]
+        lines += _table(["", "value"], facts) + [""]
+        body = [[r.model, (cell(prov, r.model, task).get("results_sha256") or "n/a")[:16],
+                 " ; ".join(cell(prov, r.model, task).get("commands") or ["n/a"])]
+                for r in board["rows"] if r.task == task]
+        lines += _table(["model", "results sha256 (16)", "reproduce"], body) + [""]
+    return lines
+
+
+def to_markdown(board: dict[str, Any]) -> str:
+    rows = board["rows"]
+    tasks, models = tasks_models(rows)
+    heads = board.get("heads") or {}
+    ranks = board.get("ranks") or {}
+    cells = {(r.model, r.task): r for r in rows}
+    first = {t: next((r for r in rows if r.task == t and r.headline), None) for t in tasks}
+    lines = ["# conflict-eval leaderboard", "",
+             "Each cell: headline metric (accuracy, else token F1, else the first metric) [95% interval] · notes · "
+             f"n samples · $ spent. Intervals: {methods_used(rows)}. "
+             "\"tied\": the interval overlaps the best model's.", ""]
+    head_cells = [f"{heads.get(t, t)} · {first[t].headline} {arrow(first[t].headline)}" if first[t] else heads.get(t, t)
+                  for t in tasks]
+    body = [[m, *[cell_text(cells.get((m, t)), ranks.get((m, t))) for t in tasks]] for m in models]
+    lines += _table(["model", *head_cells], body) + [""]
+    if any(heads.get(t, t) != t for t in tasks):
+        lines += ["Columns:", ""] + _table(["column", "task"], [[heads.get(t, t), t] for t in tasks]) + [""]
+    for t in tasks:
+        lines += task_detail(board, t)
+    lines += reproducibility(board)
+    st = board.get("stats") or {}
+    lines += [f"{st.get('logs', 0)} logs, {st.get('samples_read', 0)} samples read, "
+              f"{st.get('duplicates_dropped', 0)} duplicate samples counted once, "
+              f"{st.get('incomplete_cells', 0)} incomplete cell(s).", ""]
+    return "\n".join(lines)

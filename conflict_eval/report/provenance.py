@@ -1,0 +1,203 @@
+"""What it takes to reproduce a number: per task, the data (file sha256,
+upstream revision, sample ids' hash, recorded at run time as task metadata
+``conflict_eval_provenance``), the software (conflict-eval and Inspect
+versions, git commit when run from a checkout), per model the endpoint and
+revision where known, the generation config; per cell a results hash over
+(sample id, score) pairs, the command that re-runs it, and the run-time cost
+estimate (task metadata ``conflict_eval_estimate``) when there was one.
+
+Nothing here carries an absolute local path (see :mod:`.grouping`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import re
+import shlex
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from conflict_eval.download import ids_sha256, registry_revision
+
+from .grouping import row_key
+from .logs import EvalFacts
+from .stats import Row
+
+NOT_RECORDED = "not recorded"
+
+
+def _package_version(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def _git_commit(path: Path) -> str | None:
+    try:
+        res = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return res.stdout.strip() or None if res.returncode == 0 else None
+
+
+def results_hash(per_id: dict[str, float]) -> str:
+    """sha256 over the sorted (sample id, score) pairs (scores to 12 digits)."""
+    pairs = [[k, round(v, 12)] for k, v in sorted(per_id.items())]
+    return hashlib.sha256(json.dumps(pairs, separators=(",", ":")).encode()).hexdigest()
+
+
+def _dataset_facts(h: dict[str, Any]) -> dict[str, str]:
+    meta = h.get("metadata") or {}
+    rec = (meta.get("conflict_eval_provenance") or {}).get("dataset") or {}
+    name = meta.get("dataset") or h.get("dataset_name")
+    ids = h.get("sample_ids")
+    return {
+        "dataset": str(name or "unknown"),
+        "file": rec.get("file") or NOT_RECORDED,
+        "sha256": rec.get("sha256") or NOT_RECORDED,
+        "revision": rec.get("revision") or (f"local file {rec['file']}" if rec.get("file") and meta.get("path")
+                                            else registry_revision(name)),
+        # the ids that ran (after any --limit), else those the dataset recorded
+        "sample_ids_sha256": ids_sha256(ids) if ids else rec.get("sample_ids_sha256") or NOT_RECORDED,
+    }
+
+
+def _strip_hash(v: Any) -> Any:
+    if isinstance(v, str):
+        return re.sub(r"#[0-9a-f]{8}$", "", v)
+    if isinstance(v, dict):
+        return {k: _strip_hash(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_strip_hash(x) for x in v]
+    return v
+
+
+def _flag_value(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    return json.dumps(v) if isinstance(v, dict | list) else str(v).lower() if isinstance(v, bool) else str(v)
+
+
+_CONFIG_FLAGS = {"temperature", "top_p", "top_k", "max_tokens", "seed", "frequency_penalty", "presence_penalty",
+                 "stop_seqs", "num_choices", "logprobs", "top_logprobs", "reasoning_effort", "reasoning_tokens",
+                 "max_retries", "timeout"}
+
+
+def reproduce_command(h: dict[str, Any]) -> str:
+    """The ``inspect eval`` command that re-runs one log's task for its model."""
+    meta = h.get("metadata") or {}
+    suite = meta.get("suite") if isinstance(meta.get("suite"), dict) else None
+    if suite and suite.get("task"):
+        task, args = suite["task"], dict(suite.get("args") or {})
+    elif "method" in meta and "dataset" in meta:
+        task = "conflict_eval/run"
+        args = {"method": meta["method"], "dataset": meta["dataset"],
+                **{k: v for k, v in (meta.get("options") or {}).items() if v is not None}}
+        if meta.get("path"):
+            args["path"] = meta["path"]
+        if meta.get("scorers_given") and meta.get("scorers"):
+            args["scorer"] = ",".join(meta["scorers"])
+    else:
+        task, args = h.get("task_registry_name") or h["task"], dict(h.get("task_args") or {})
+        if h.get("task_file"):
+            task = f"{_strip_hash(h['task_file'])}@{task.split('/')[-1]}"
+    from .grouping import display_value
+
+    args = _strip_hash(display_value(args))
+    cmd = ["inspect", "eval", task]
+    for k, v in args.items():
+        cmd += ["-T", f"{k}={_flag_value(v)}"]
+    cmd += ["--model", h["model"]]
+    if h.get("base_url"):
+        cmd += ["--model-base-url", h["base_url"]]
+    for k, v in sorted((h.get("model_args") or {}).items()):
+        cmd += ["-M", f"{k}={_flag_value(_strip_hash(v))}"]
+    for role, model in sorted((h.get("roles") or {}).items()):
+        cmd += ["--model-role", f"{role}={model}"]
+    for k, v in sorted((h.get("config") or {}).items()):
+        if k in _CONFIG_FLAGS and v is not None:
+            cmd += [f"--{k.replace('_', '-')}", _flag_value(",".join(v) if isinstance(v, list) else v)]
+    if h.get("epochs", 1) != 1:
+        cmd += ["--epochs", str(h["epochs"])]
+    if h.get("limit") is not None:
+        cmd += ["--limit", _flag_value(h["limit"])]
+    return shlex.join(cmd)
+
+
+def _estimate(evs: list[EvalFacts]) -> dict[str, Any] | None:
+    ests = [(ev.header.get("metadata") or {}).get("conflict_eval_estimate") for ev in evs]
+    ests = [e for e in ests if isinstance(e, dict)]
+    if not ests:
+        return None
+    total: dict[str, float | None] = {}
+    for e in ests:
+        for k, v in (e.get("total") or {}).items():
+            total[k] = None if v is None or total.get(k, 0) is None else total.get(k, 0) + v
+    return {"per_sample": ests[0].get("per_sample") or {}, "total": total}
+
+
+def provenance(rows: list[Row], evals: dict[str, EvalFacts]) -> dict[str, Any]:
+    """The reproducibility block: ``{"created", versions, "tasks": {label: ...}, "cells": {...}}``."""
+    import inspect_ai
+
+    tasks: dict[str, dict[str, Any]] = {}
+    cell_logs: dict[tuple[str, str], list[EvalFacts]] = defaultdict(list)
+    for ev in sorted(evals.values(), key=lambda e: e.log):
+        h = ev.header
+        cell_logs[row_key(ev.model, ev.task)].append(ev)
+        t = tasks.setdefault(ev.task, {k: set() for k in (
+            "datasets", "files", "dataset_sha256", "revisions", "sample_ids_sha256", "grader", "conflict_eval",
+            "inspect_ai", "git_commits")} | {"generate_config": defaultdict(set), "models": {}, "logs": 0,
+                                              "settings": ev.key.options, "head": ev.key.head})
+        d = _dataset_facts(h)
+        for k, src in (("datasets", "dataset"), ("files", "file"), ("dataset_sha256", "sha256"),
+                       ("revisions", "revision"), ("sample_ids_sha256", "sample_ids_sha256")):
+            t[k].add(d[src])
+        for k, v in (h.get("config") or {}).items():
+            t["generate_config"][k].add(json.dumps(v) if isinstance(v, dict | list) else str(v))
+        t["grader"].add((h.get("roles") or {}).get("grader")
+                        or "no grader role (model-graded scorers use the evaluated model)")
+        t["conflict_eval"].add((h.get("metadata") or {}).get("conflict_eval_version") or NOT_RECORDED)
+        t["inspect_ai"].add((h.get("packages") or {}).get("inspect_ai") or NOT_RECORDED)
+        t["git_commits"].add(h.get("git_commit") or "none (not run from a git checkout)")
+        margs = h.get("model_args") or {}
+        t["models"][ev.model] = {
+            "endpoint": h.get("base_url") or f"provider {ev.model.split('/')[0]} (default endpoint)",
+            "revision": str(margs.get("revision") or margs.get("model_revision") or NOT_RECORDED)}
+        t["logs"] += 1
+    for task, t in tasks.items():
+        t["samples_scored"] = {r.model: r.n for r in rows if r.task == task}
+        t["generate_config"] = {k: sorted(v) for k, v in sorted(t["generate_config"].items())}
+        for k, v in list(t.items()):
+            if isinstance(v, set):
+                t[k] = sorted(v, key=str)
+    cells = {}
+    for r in rows:
+        evs = cell_logs.get(row_key(r.model, r.task), [])
+        cells[f"{r.model}\t{r.task}"] = {
+            "model": r.model, "task": r.task,
+            "commands": sorted({reproduce_command(ev.header) for ev in evs}),
+            "results_sha256": results_hash(r.per_id_headline) if r.per_id_headline else None,
+            "logs": [ev.log for ev in evs], "estimate": _estimate(evs),
+            "task_metrics": evs[0].header.get("task_metrics") if len(evs) == 1 else None,
+        }
+    return {
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "conflict_eval_version": _package_version("conflict-eval"),
+        "inspect_ai_version": inspect_ai.__version__,
+        "git_commit": _git_commit(Path(__file__).resolve().parent),
+        "tasks": dict(sorted(tasks.items())),
+        "cells": cells,
+    }
+
+
+def cell(prov: dict[str, Any], model: str, task: str) -> dict[str, Any]:
+    return (prov.get("cells") or {}).get(f"{model}\t{task}") or {}

@@ -1,0 +1,93 @@
+"""Units of the report: grouping keys, path display, intervals (golden values
+by hand), direction, ties, score conversion."""
+
+import math
+
+import pytest
+
+from conflict_eval.report.grouping import display_path, sample_group, short_heads, task_key
+from conflict_eval.report.logs import score_values
+from conflict_eval.report.stats import MetricSummary, Row, direction, interval, ranks
+
+Z = 1.959963984540054
+
+
+def wilson(k, n):
+    """The Wilson score interval written out (Wilson 1927)."""
+    p = k / n
+    centre = (p + Z * Z / (2 * n)) / (1 + Z * Z / n)
+    half = Z * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n)) / (1 + Z * Z / n)
+    return centre - half, centre + half
+
+
+@pytest.mark.parametrize("values", [[1.0], [0.0], [1.0, 0.0, 1.0, 1.0], [0.0] * 5, [1.0] * 20])
+def test_wilson_for_zero_one_metrics_never_zero_width(values):
+    ci, method = interval(values)
+    assert method == "wilson"
+    assert ci == pytest.approx(wilson(sum(values), len(values)))
+    assert ci[1] - ci[0] > 0.05
+
+
+def test_bootstrap_then_clopper_pearson_when_every_value_is_the_same():
+    ci, method = interval([0.2, 0.4, 0.9, 0.5], bootstrap=500, seed=0)
+    assert method == "bootstrap" and 0.2 <= ci[0] < ci[1] <= 0.9
+    # four samples each at 0.5 (e.g. two epochs, one right): no variation to resample;
+    # Clopper-Pearson of k = 2 of n = 4: [beta.ppf(.025, 2, 3), beta.ppf(.975, 3, 2)] = [0.0676, 0.9324]
+    ci, method = interval([0.5] * 4)
+    assert method == "clopper-pearson" and ci == pytest.approx((0.067586, 0.932414), abs=1e-5)
+
+
+def test_direction():
+    assert direction("accuracy") == "higher" and direction("misled") == "lower"
+    assert direction("conflict_detection.undetermined") == "lower" and direction("kre_ecqa/f1") == "higher"
+
+
+def _row(model, mean, ci, metric="accuracy"):
+    return Row(model=model, task="t", n=10, errors=0, metrics={metric: MetricSummary(mean, None, ci, 10)},
+               parse_failure_rate=None, calls=1, input_tokens=1, output_tokens=1, cost_per_sample=None,
+               cost_total=None, cost_source=None, groups={}, headline=metric)
+
+
+def test_ties_where_intervals_overlap_and_direction_decides_best():
+    rows = [_row("a", 0.9, (0.7, 0.97)), _row("b", 0.8, (0.6, 0.9)), _row("c", 0.2, (0.05, 0.5))]
+    assert ranks(rows) == {("a", "t"): "best (tied)", ("b", "t"): "tied"}
+    rows = [_row("a", 0.9, (0.7, 0.97), "misled"), _row("c", 0.2, (0.05, 0.5), "misled")]
+    assert ranks(rows) == {("c", "t"): "best"}
+
+
+def test_scores_through_value_to_float():
+    from inspect_ai.scorer import CORRECT, INCORRECT, PARTIAL, Score
+
+    values, parse = score_values({"match": Score(value=CORRECT)})
+    assert values == {"match": 1.0} and parse is None
+    assert score_values({"match": Score(value=INCORRECT)})[0] == {"match": 0.0}
+    assert score_values({"match": Score(value=PARTIAL)})[0] == {"match": 0.5}
+    # an arbitrary answer string is not a metric; a dict's numeric keys are
+    values, parse = score_values({"s": Score(value={"label": "undetermined", "correct": True, "parse_failure": 1})})
+    assert values == {"correct": 1.0} and parse == 1.0
+
+
+def test_sample_group_and_row_key():
+    assert sample_group({"conflict_type": "temporal", "setting": "x"}) == "temporal"
+    assert sample_group({"setting": "conflict"}) == "conflict" and sample_group({}) is None
+
+
+def test_labels_never_carry_absolute_paths(tmp_path):
+    f = tmp_path / "kre_ecqa" / "sample.jsonl"
+    f.parent.mkdir()
+    f.write_text('{"a": 1}\n')
+    from conflict_eval.download import sha256_file
+
+    shown = display_path(str(f))
+    assert shown == f"kre_ecqa/sample.jsonl#{sha256_file(f)[:8]}" and display_path("../data/x.jsonl") == "../data/x.jsonl"
+    key = task_key("conflict_eval/run", {"method": "cot", "dataset": "kre_ecqa", "path": str(f), "setting": "conflict"})
+    assert key.label == f"cot/kre_ecqa(path={shown}, setting=conflict)" and str(tmp_path) not in key.label
+
+
+def test_short_heads_keep_only_settings_that_differ():
+    keys = [task_key("conflict_eval/run", {"method": "cot", "dataset": "kre_ecqa", "path": "/x/kre_ecqa/s.jsonl",
+                                           "setting": s}) for s in ("conflict", "no_conflict", "mixed")]
+    keys += [task_key("conflict_eval/microact", {"dataset": d, "max_turns": 4}) for d in ("kre_ecqa", "kre_ecare")]
+    heads = short_heads(keys)
+    assert sorted(heads.values()) == ["cot/kre_ecqa (setting=conflict)", "cot/kre_ecqa (setting=mixed)",
+                                      "cot/kre_ecqa (setting=no_conflict)", "microact/kre_ecare", "microact/kre_ecqa"]
