@@ -58,7 +58,7 @@ Generation
 
 Concurrency
 -----------
-One pool of ``instances`` llama.cpp contexts per (file, options), shared by
+One pool of ``instances`` llama.cpp contexts per (file, model args), shared by
 every role and ``get_model()`` instance. A request takes a free context,
 preferring the one whose KV cache shares the longest prefix with its prompt
 (the previous turn of the same Micro-Act or AtomR dialogue, or the same
@@ -218,7 +218,8 @@ def _bool_arg(name: str, value: Any) -> bool:
 class _Pool:
     """``instances`` llama.cpp contexts on one GGUF; a request takes a free one."""
 
-    def __init__(self, path: Path, instances: int, threads: int, n_ctx: int, seed: int | None):
+    def __init__(self, path: Path, instances: int, threads: int, n_ctx: int, seed: int | None,
+                 prefix_cache: bool = True):
         from llama_cpp import Llama
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
@@ -231,6 +232,7 @@ class _Pool:
         first = self.llms[0]
         # llama.cpp may round a small n_ctx up; llama-cpp-python's token buffer keeps the asked size
         self.n_ctx = min(first.n_ctx(), len(first.input_ids))
+        self.prefix_cache = prefix_cache
         self.free = list(self.llms)
         self.cond = threading.Condition()
         self.lock = threading.Lock()  # tokenizer calls from the event loop's threads
@@ -285,11 +287,12 @@ def _close_pools() -> None:
         _POOLS.clear()
 
 
-def shared_pool(path: Path, instances: int, threads: int, n_ctx: int, seed: int | None) -> _Pool:
-    key = (str(path), instances, threads, n_ctx, seed)
+def shared_pool(path: Path, instances: int, threads: int, n_ctx: int, seed: int | None,
+                prefix_cache: bool) -> _Pool:
+    key = (str(path), instances, threads, n_ctx, seed, prefix_cache)
     with _POOLS_LOCK:
         if key not in _POOLS:
-            _POOLS[key] = _Pool(path, instances, threads, n_ctx, seed)
+            _POOLS[key] = _Pool(path, instances, threads, n_ctx, seed, prefix_cache)
         return _POOLS[key]
 
 
@@ -325,8 +328,8 @@ class LlamaCppModelAPI(ModelAPI):
         n_ctx = _int_arg("n_ctx", model_args.get("n_ctx", 0), 0)
         seed = model_args.get("seed")
         seed = None if seed is None else _int_arg("seed", seed, 0)
-        self.prefix_cache = _bool_arg("prefix_cache", model_args.get("prefix_cache", True))
-        self.pool = shared_pool(self.path, instances, threads, n_ctx, seed)
+        prefix_cache = _bool_arg("prefix_cache", model_args.get("prefix_cache", True))
+        self.pool = shared_pool(self.path, instances, threads, n_ctx, seed, prefix_cache)
 
     async def generate(self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice,
                        config: GenerateConfig) -> ModelOutput:
@@ -350,7 +353,7 @@ class LlamaCppModelAPI(ModelAPI):
         sampling = (config.temperature or 0) > 0
         llm = pool.acquire(tokens)
         try:
-            if not self.prefix_cache:
+            if not pool.prefix_cache:
                 llm.reset()
             reused = min(llm.longest_token_prefix(llm.input_ids[:llm.n_tokens].tolist(), tokens),
                          len(tokens) - 1) if llm.n_tokens else 0
