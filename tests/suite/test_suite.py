@@ -217,9 +217,6 @@ def test_cli_suite_run_and_show(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_tiny_suite_with_offline_model(tmp_path):
-    import torch
-
-    torch.set_num_threads(1)  # several threads on a busy 2-core machine are many times slower
     suite = load_suite("tiny")  # one sample per task keeps this short on a busy CPU
     suite = replace(suite, tasks=[replace(t, limit=1) for t in suite.tasks])
     ok, logs = run_suite(suite, tmp_path, display="none")
