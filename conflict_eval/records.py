@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 PassageLabel = Literal["supporting", "conflicting", "irrelevant", "unknown"]
 
@@ -39,6 +39,18 @@ CONFLICT_TYPES = (
 Datasets may use others; these are the ones the built-ins use."""
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+MAX_ID_CHARS = 1000
+"""The longest record id accepted. Real ids are short (hashes, ``2hop__1_2``,
+``kre_ecqa-3f2a9c01de``); an id is written into every log entry of its sample,
+and a runaway one (a whole document pasted into ``id``) makes Inspect's log
+writer fail with a message that does not name the record. Longer ids are
+rejected at load, naming the record's line and field."""
+
+
+def _id_too_long(value: str) -> str:
+    return (f"id is {len(value):,} characters long (starts {value[:40]!r}); "
+            f"record ids may be at most {MAX_ID_CHARS} characters")
 
 
 class _Strict(BaseModel):
@@ -84,6 +96,13 @@ class ConflictQA(_Strict):
     """Ids of the upstream record(s) this item was built from."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Dataset-specific fields methods may need (kept JSON-serialisable)."""
+
+    @field_validator("id")
+    @classmethod
+    def _check_id(cls, value: str) -> str:
+        if len(value) > MAX_ID_CHARS:
+            raise ValueError(_id_too_long(value))
+        return value
 
     @model_validator(mode="after")
     def _check_options(self) -> ConflictQA:
@@ -141,7 +160,9 @@ class RecordProblem:
         if self.record_id == self.locator:  # no id: the locator is the name
             return f"record at {self.locator} field {self.field!r}: {self.message}"
         where = f" ({self.locator})" if self.locator else ""
-        return f"record {self.record_id!r}{where} field {self.field!r}: {self.message}"
+        rid = self.record_id
+        shown = repr(rid) if len(rid) <= 80 else f"{rid[:60]!r}... ({len(rid):,} characters)"
+        return f"record {shown}{where} field {self.field!r}: {self.message}"
 
 
 class DatasetError(ValueError):
@@ -266,6 +287,8 @@ def as_id(value: Any, field: str) -> str:
     """``value`` as a record id, or :class:`BadField` naming ``field``."""
     if isinstance(value, bool) or not isinstance(value, str | int) or not str(value).strip():
         raise BadField(field, f"expected a non-empty string or integer id, got {value!r:.60}")
+    if len(str(value)) > MAX_ID_CHARS:
+        raise BadField(field, _id_too_long(str(value)))
     return str(value)
 
 
@@ -425,6 +448,8 @@ def _convert_one(locator: str, raw: Any, convert: Converter, id_field: str | Seq
         for key in (id_field,) if isinstance(id_field, str) else id_field or ():
             if isinstance(raw.get(key), str | int) and str(raw[key]).strip():
                 rid = str(raw[key])
+                if len(rid) > MAX_ID_CHARS:  # named by its line, not by the runaway id
+                    return [RecordProblem(locator, locator, key, _id_too_long(rid))]
                 break
     if isinstance(raw, RecursionError):
         return [RecordProblem(rid, locator, "-", "invalid JSON: nested too deeply")]
