@@ -332,31 +332,62 @@ ENCODING = "utf-8-sig"
 
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[str, Any]]:
-    """Yield ``(locator, row)`` for each non-blank line of a JSON Lines file.
+    """Yield ``(locator, row)`` for each non-blank line of a JSON Lines file,
+    read with the ``jsonlines`` package (the one reader every loader uses).
 
-    Malformed JSON yields ``(locator, JSONDecodeError)`` so that it is reported
-    together with the other problems instead of stopping at the first one.
-    A UTF-8 byte-order mark is skipped. A missing file raises
-    :class:`FileNotFoundError`; a file with no non-blank line, or one that is
-    not UTF-8, raises :class:`DataFileError` naming it.
+    Malformed JSON yields ``(locator, error)`` -- the ``JSONDecodeError`` (or
+    ``ValueError``/``RecursionError``) behind ``jsonlines``' ``InvalidLineError``
+    -- so that it is reported together with the other problems instead of
+    stopping at the first one. A UTF-8 byte-order mark is skipped, CRLF line
+    ends are read as line ends, blank lines are skipped and a ``null`` line is
+    yielded as ``None`` (the converter reports it: "expected an object"). A
+    missing file raises :class:`FileNotFoundError`; a file with no non-blank
+    line, or one that is not UTF-8, raises :class:`DataFileError` naming it.
     """
+    import jsonlines
+
     path = check_file(path)
-    n = 0
     rows = 0
+    current = 0
+
+    def numbered(f):
+        nonlocal current
+        for current, line in enumerate(f, start=1):
+            yield line
+
     try:
-        with open(path, encoding=ENCODING) as f:
-            for n, line in enumerate(f, start=1):
-                if line.strip():
-                    rows += 1
-                    try:
-                        row = json.loads(line)
-                    except (ValueError, RecursionError) as exc:  # incl. ints over Python's digit limit
-                        row = exc
-                    yield f"line {n}", row
+        with open(path, encoding=ENCODING) as f, jsonlines.Reader(numbered(f), loads=json.loads) as reader:
+            while True:
+                try:
+                    row = reader.read(skip_empty=True, allow_none=True)
+                except EOFError:
+                    break
+                except jsonlines.InvalidLineError as exc:  # incl. ints over Python's digit limit
+                    row = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
+                except RecursionError as exc:
+                    row = exc
+                rows += 1
+                yield f"line {current}", row
     except UnicodeDecodeError:
         raise not_utf8(path) from None
     if not rows:
         raise DataFileError(None, path, "the file is empty (no records)")
+
+
+def write_jsonl(path: str | Path, rows: Iterable[Any]) -> int:
+    """Write ``rows`` to ``path`` as JSON Lines (UTF-8, non-ASCII kept as is),
+    with the ``jsonlines`` package; returns the number of rows written. What it
+    writes, :func:`read_jsonl` reads back unchanged."""
+    import functools
+
+    import jsonlines
+
+    n = 0
+    with jsonlines.open(path, mode="w", dumps=functools.partial(json.dumps, ensure_ascii=False)) as writer:
+        for row in rows:
+            writer.write(row)
+            n += 1
+    return n
 
 
 def not_utf8(path: str | Path, dataset: str | None = None) -> DataFileError:
