@@ -285,8 +285,11 @@ async def decompose(response: str, model, opts: Options) -> Decomposition:
 
 
 def label_prompt(claim: str, document: str) -> str:
+    """Table 8 with the claim and the document text inserted as the paper
+    shows them (no delimiters around the document; placeholders inside it
+    are never substituted, :func:`fill` is single-pass)."""
     return fill(LABEL_TEMPLATE, claim=claim, claim_json=json.dumps(claim, ensure_ascii=False)[1:-1],
-                document=quote_document(document))
+                document=document)
 
 
 #: Output tokens budgeted per document in a ``labelling=all_docs`` reply: one

@@ -114,7 +114,7 @@ def test_decide_never_guesses_from_failures():
 def labeller(prompt: str) -> str:
     """Labels each document by its gold role (ECQA golden contexts are short;
     the negative contexts are LLM-written full sentences)."""
-    doc = prompt.split("Document to evaluate against")[1].split("</document>")[0]
+    doc = prompt.split("Document to evaluate against")[1].split("\n\nOutput format")[0]
     return '{"answer": "%s"}' % ("CONTRADICTS" if doc.count(" ") > 8 else "SUPPORTS")
 
 

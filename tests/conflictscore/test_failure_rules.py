@@ -33,7 +33,7 @@ TABLE = {
 
 def _claim_doc(prompt: str) -> tuple[str, int]:
     claim = prompt.split("Claim to evaluate")[1].split("Document to evaluate against")[0].strip()
-    doc = prompt.split("Document to evaluate against")[1].split("</document>")[0]
+    doc = prompt.split("Document to evaluate against")[1].split("\n\nOutput format")[0]
     return claim, next(i + 1 for i, d in enumerate(DOCS) if d in doc)
 
 

@@ -13,7 +13,7 @@ REPORT = "The Steelers have won six Super Bowls. The league has 32 teams."
 def judge(prompt: str) -> str:
     if prompt.startswith("Instruction: Break down"):
         return "Claims: The Steelers have won six Super Bowls.\nClaims: The league has 32 teams."
-    return '{"answer": "%s"}' % ("SUPPORTS" if "Steelers" in prompt.split("Document to evaluate against")[1]
+    return '{"answer": "%s"}' % ("SUPPORTS" if "Steelers" in prompt.split("Document to evaluate against")[1].split("\n\nOutput format")[0]
                                  else "IRRELEVANT")
 
 

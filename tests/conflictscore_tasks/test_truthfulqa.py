@@ -62,7 +62,7 @@ DOCS = ["Cats sleep 16 hours a day.", "Cats never sleep.", "Paris is in France."
 
 
 def judge(prompt):
-    doc = prompt.split("Document to evaluate against")[1].split("</document>")[0]
+    doc = prompt.split("Document to evaluate against")[1].split("\n\nOutput format")[0]
     claim = prompt.split("Claim to evaluate")[1].split("Document to evaluate against")[0]
     if "Paris" in doc:
         return '{"answer": "IRRELEVANT"}'
@@ -125,7 +125,7 @@ def test_truthfulqa_task_end_to_end_with_scripted_models(shared_data):
     task = truthfulqa_conflict(path=str(shared_data / "truthfulqa_binary" / "sample.jsonl"),
                                background=[str(shared_data / "crag_example" / "sample.jsonl")], k=4)
     def by_length(p):  # a deterministic mix of labels: parity of the document's length
-        doc = p.split("Document to evaluate against")[1].split("</document>")[0]
+        doc = p.split("Document to evaluate against")[1].split("\n\nOutput format")[0]
         return '{"answer": "%s"}' % ("SUPPORTS" if len(doc) % 2 else "CONTRADICTS")
 
     grader = scripted_model(by_length)
