@@ -196,6 +196,19 @@ class _Replies:
 _REPLIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def _memo(model) -> _Replies | None:
+    """The replies of ``model`` in the running event loop -- one ``eval()``
+    call runs in its own loop, so replies are never reused across runs;
+    ``None`` (no reuse) off asyncio or for an object without weak references."""
+    import asyncio
+
+    try:
+        loop = asyncio.get_running_loop()
+        return _REPLIES.setdefault(model, weakref.WeakKeyDictionary()).setdefault(loop, _Replies())
+    except (RuntimeError, TypeError):
+        return None
+
+
 async def _generate_output(model, prompt: str, max_tokens: int | None, dedupe: bool = True):
     """``(ModelOutput, reused)``: one grader call at temperature 0.
 
@@ -204,7 +217,7 @@ async def _generate_output(model, prompt: str, max_tokens: int | None, dedupe: b
     (``reused=True``; no call, no tokens): in a report run the RAG and
     Balanced samples label the same claims against the same documents. A
     concurrent identical call waits for the first one instead of racing it.
-    The memory lives as long as the model object (one eval process); a
+    The memory is per model object and event loop (one ``eval()`` run); a
     failed call is not remembered."""
     from inspect_ai.model import GenerateConfig
 
@@ -213,9 +226,8 @@ async def _generate_output(model, prompt: str, max_tokens: int | None, dedupe: b
         return await model.generate(prompt, config=config), False
     import anyio
 
-    try:
-        memo = _REPLIES.setdefault(model, _Replies())
-    except TypeError:  # not weak-referenceable: no reuse
+    memo = _memo(model)
+    if memo is None:
         return await model.generate(prompt, config=config), False
     key = hashlib.sha256(f"{max_tokens}\0{prompt}".encode("utf-8", "surrogatepass")).hexdigest()
     while True:

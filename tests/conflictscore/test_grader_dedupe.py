@@ -46,3 +46,14 @@ def test_identical_label_prompts_of_the_rag_and_balanced_samples_are_sent_once(s
 def test_without_dedupe_every_prompt_is_sent(shared_data):
     _, grader = run(shared_data, dedupe=False)
     assert len(grader.script.calls) == 22
+
+
+def test_replies_are_not_reused_across_runs(shared_data):
+    # the same grader model object in two eval() runs: the second run sends its prompts again
+    task = conflictscore_report(path=str(shared_data / "macnoise_fewshot" / "sample.jsonl"), strategies="rag")
+    grader = scripted_model(judge)
+    for expected in (11, 22):
+        log = eval(task, model=scripted_model(lambda p: REPORT), model_roles={"grader": grader}, limit=1,
+                   display="none")[0]
+        assert log.status == "success", log.error
+        assert len(grader.script.calls) == expected
