@@ -102,7 +102,7 @@ def test_calls_follow_the_loop_rules_on_the_shared_sample(shared_data, log_dir):
 def test_each_agent_sees_the_other_agents_previous_responses(shared_data, log_dir):
     path, rows = _rows(shared_data)
     row = next(r for r in rows if len(r["documents"]) >= 3)
-    script, pattern_of = debate_script([row])  # one sample: pattern stop_at_2
+    script, _ = debate_script([row])  # one sample: pattern stop_at_2
     model = scripted_model(script)
     [log] = inspect_eval("conflict_eval/run",
                          task_args={"method": "madam_rag", "dataset": "ramdocs", "path": str(path),
