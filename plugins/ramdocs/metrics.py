@@ -98,14 +98,14 @@ def summary(rows: Iterable[tuple[Mapping[str, float], tuple[str, ...]]]) -> dict
 
     Keys: ``strict_em`` (mean) and ``strict_em_stderr``; ``parse_failure``,
     ``gold_recall`` (mean over samples where it is defined), ``wrong_included``;
-    per group ``strict_em[<group>]``, ``parse_failure[<group>]`` and
-    ``n[<group>]``; and ``n``. An empty group's means are NaN.
+    per group ``strict_em:<group>``, ``parse_failure:<group>`` and
+    ``n:<group>``; and ``n``. An empty group's means are NaN.
 
     >>> out = summary([({"strict_em": 1, "parse_failure": 0, "gold_recall": 1.0, "wrong_included": 0}, ("ambiguous", "with_misinformation")),
     ...                ({"strict_em": 0, "parse_failure": 1, "gold_recall": math.nan, "wrong_included": 0}, ("single_answer", "with_misinformation"))])
-    >>> out["strict_em"], out["strict_em[ambiguous]"], out["parse_failure[with_misinformation]"], out["gold_recall"]
+    >>> out["strict_em"], out["strict_em:ambiguous"], out["parse_failure:with_misinformation"], out["gold_recall"]
     (0.5, 1.0, 0.5, 1.0)
-    >>> math.isnan(out["strict_em[without_misinformation]"]), out["n[without_misinformation]"]
+    >>> math.isnan(out["strict_em:without_misinformation"]), out["n:without_misinformation"]
     (True, 0.0)
     """
     rows = list(rows)
@@ -117,9 +117,9 @@ def summary(rows: Iterable[tuple[Mapping[str, float], tuple[str, ...]]]) -> dict
            "n": float(len(rows))}
     for key in ("strict_em", "parse_failure"):
         for group, value in breakdown((float(v[key]), g) for v, g in rows).items():
-            out[f"{key}[{group}]"] = value
+            out[f"{key}:{group}"] = value
     for group in GROUPS:
-        out[f"n[{group}]"] = float(sum(1 for _, g in rows if group in g))
+        out[f"n:{group}"] = float(sum(1 for _, g in rows if group in g))
     return out
 
 

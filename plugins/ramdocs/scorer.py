@@ -17,8 +17,8 @@ the whole reply (:func:`conflict_eval.scorers.text_match.scorer.extract_answer`)
 
 The metric :func:`strict_em_summary` reports ``strict_em`` (mean) and
 ``strict_em_stderr``, ``parse_failure``, ``gold_recall`` (mean where
-defined), ``wrong_included``, ``n``, and per group ``strict_em[<group>]``,
-``parse_failure[<group>]``, ``n[<group>]`` for ``ambiguous`` /
+defined), ``wrong_included``, ``n``, and per group ``strict_em:<group>``,
+``parse_failure:<group>``, ``n:<group>`` for ``ambiguous`` /
 ``single_answer`` and ``with_misinformation`` / ``without_misinformation``
 (from the record's ``extra``; a sample without them is an error naming it;
 an empty group is NaN). See :func:`.metrics.summary`.

@@ -149,9 +149,9 @@ def test_memorization_ratio_by_hand(shared_data, tmp_path, log_dir):
     assert m["memorization_ratio"] == pytest.approx(7 / 10)
     assert (m["memory_rate"], m["counter_rate"], m["uncertain_rate"], m["parse_failure_rate"]) == \
         pytest.approx((7 / 12, 3 / 12, 1 / 12, 1 / 12))
-    assert m["memorization_ratio[counter_memory]"] == 0.0  # 0 memory, 2 counter
-    assert m["uncertain_rate[counter_memory]"] == pytest.approx(1 / 3)
-    assert m["memorization_ratio[both_memory_first]"] == pytest.approx(2 / 3)
-    assert m["memorization_ratio[both_counter_first]"] == 1.0  # 2 memory, 0 counter
-    assert m["parse_failure_rate[both_counter_first]"] == pytest.approx(1 / 3)
-    assert m["memorization_ratio[memory_only]"] == 1.0 and m["n[memory_only]"] == 3
+    assert m["memorization_ratio:counter_memory"] == 0.0  # 0 memory, 2 counter
+    assert m["uncertain_rate:counter_memory"] == pytest.approx(1 / 3)
+    assert m["memorization_ratio:both_memory_first"] == pytest.approx(2 / 3)
+    assert m["memorization_ratio:both_counter_first"] == 1.0  # 2 memory, 0 counter
+    assert m["parse_failure_rate:both_counter_first"] == pytest.approx(1 / 3)
+    assert m["memorization_ratio:memory_only"] == 1.0 and m["n:memory_only"] == 3

@@ -81,11 +81,11 @@ def test_strict_em_and_breakdowns_by_hand(shared_data, tmp_path, log_dir):
     # by hand: 4 of 7 right; ambiguous 67,68,69,71 -> 0,1,0,1; single 0,2,5 -> 1,0,1;
     # with misinformation 2,5,68,69,71 -> 0,1,1,0,1; without 0,67 -> 1,0
     assert metrics["strict_em"] == pytest.approx(4 / 7)
-    assert metrics["strict_em[ambiguous]"] == pytest.approx(0.5)
-    assert metrics["strict_em[single_answer]"] == pytest.approx(2 / 3)
-    assert metrics["strict_em[with_misinformation]"] == pytest.approx(0.6)
-    assert metrics["strict_em[without_misinformation]"] == pytest.approx(0.5)
-    assert (metrics["n[ambiguous]"], metrics["n[single_answer]"]) == (4, 3)
+    assert metrics["strict_em:ambiguous"] == pytest.approx(0.5)
+    assert metrics["strict_em:single_answer"] == pytest.approx(2 / 3)
+    assert metrics["strict_em:with_misinformation"] == pytest.approx(0.6)
+    assert metrics["strict_em:without_misinformation"] == pytest.approx(0.5)
+    assert (metrics["n:ambiguous"], metrics["n:single_answer"]) == (4, 3)
     assert metrics["parse_failure"] == 0
     # stderr of 4 ones and 3 zeros: sqrt((4*(3/7)^2 + 3*(4/7)^2) / 6 / 7)
     assert metrics["strict_em_stderr"] == pytest.approx(((4 * (3 / 7) ** 2 + 3 * (4 / 7) ** 2) / 6 / 7) ** 0.5)
