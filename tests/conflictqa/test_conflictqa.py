@@ -74,8 +74,8 @@ def test_bad_options_and_records():
         conflictqa(path=str(FIXTURES / "mini.jsonl"), setting="counter")
     with pytest.raises(ValueError, match="option_order"):
         conflictqa(path=str(FIXTURES / "mini.jsonl"), option_order="random")
-    with pytest.raises(ValueError, match="unknown model"):
-        conflictqa(model="gpt5")
+    with pytest.raises(ValueError, match="unknown memory_model"):
+        conflictqa(memory_model="gpt5")
     row = _rows(FIXTURES / "mini.jsonl", 1)[0]
     del row["counter_memory"]
     from conflict_eval.plugins.conflictqa.dataset import converter
@@ -86,7 +86,7 @@ def test_bad_options_and_records():
 
 def test_download_wants_the_pinned_per_model_file():
     with pytest.raises(DownloadError) as err:
-        conflictqa(model="llama2-7b")
+        conflictqa(memory_model="llama2-7b")
     assert "595e02b6fedfdb03316b763e5036da93ffb12fbf/conflictQA/conflictQA-strategyQA-llama2-7b.json" in str(err.value)
 
 
