@@ -155,3 +155,20 @@ def test_memorization_ratio_by_hand(shared_data, tmp_path, log_dir):
     assert m["memorization_ratio:both_counter_first"] == 1.0  # 2 memory, 0 counter
     assert m["parse_failure_rate:both_counter_first"] == pytest.approx(1 / 3)
     assert m["memorization_ratio:memory_only"] == 1.0 and m["n:memory_only"] == 3
+
+
+def test_standard_rag_takes_both_evidences_as_given_documents(log_dir):
+    """A multiple-choice dataset with its own documents: standard_rag numbers them and
+    asks the End-to-End question with the options; the letter is classed."""
+    model = scripted_model(lambda prompt: "B</a>")
+    [log] = inspect_eval("conflict_eval/run",
+                         task_args={"method": "standard_rag", "dataset": "conflictqa", "setting": "both_counter_first",
+                                    "path": str(FIXTURES / "mini.jsonl"), "scorer": "memorization_ratio"},
+                         model=model, limit=1, log_dir=log_dir, display="none")
+    assert log.status == "success", log.error
+    [prompt] = [m.text for call in model.script.calls for m in call]
+    row = _rows(FIXTURES / "mini.jsonl", 1)[0]
+    assert f"\n[1] {row['counter_memory']}\n[2] {row['parametric_memory']}" in prompt
+    assert f"A. {row['memory_answer']}\nB. {row['counter_answer']}\nC. Uncertain." in prompt
+    [sample] = log.samples
+    assert sample.scores["memorization_ratio"].metadata["class"] == "counter"
