@@ -198,3 +198,29 @@ def test_agent_calls_of_a_round_run_concurrently(shared_data, log_dir):
                          log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     assert probe["max"] == len(row["documents"])  # all agents of a round at once, aggregator alone
+
+
+def test_a_lone_agent_gets_the_round_one_prompt_again(log_dir):
+    from inspect_ai import Task
+    from inspect_ai.dataset import MemoryDataset
+
+    from conflict_eval.plugins.madam_rag.solver import madam_rag
+    from conflict_eval.records import ConflictQA, Passage, to_sample
+
+    record = ConflictQA(id="q1", dataset="one_doc", question="Who wrote Hamlet?", answers=["Shakespeare"],
+                        evidence=[Passage(text="Hamlet is a tragedy by William Shakespeare.")])
+    replies = ["Answer: Shakespeare. Explanation: the document.",  # round 1 agent
+               'All Correct Answers: ["Shakespeare"]. Explanation: agent 1.',  # round 1 aggregator
+               "Answer: Marlowe. Explanation: changed.",  # round 2 agent: changed -> aggregate
+               'All Correct Answers: ["Marlowe"]. Explanation: agent 1.',
+               "Answer: Marlowe. Explanation: same."]  # round 3 agent: unchanged -> stop
+    model = scripted_model(replies)
+    [log] = inspect_eval(Task(dataset=MemoryDataset([to_sample(record)]), solver=madam_rag()),
+                         model=model, log_dir=log_dir, display="none")
+    assert log.status == "success", log.error
+    prompts = [call[-1].text for call in model.script.calls]
+    assert len(prompts) == 5  # 1 agent x 3 rounds + 2 aggregations
+    assert prompts[0] == prompts[2] == prompts[4]  # no other agent to hear: no history
+    store = _store(log.samples[0])
+    assert store["stop_reason"] == "early_stop" and store["final_round"] == 2
+    assert store["final_answers"] == ["Marlowe"]
