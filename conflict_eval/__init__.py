@@ -29,6 +29,7 @@ from .records import (
     read_json_or_jsonl,
     read_jsonl,
     to_sample,
+    write_jsonl,
 )
 
 __version__ = "0.1.0"
@@ -53,6 +54,7 @@ __all__ = [
     "hookspec",
     "read_json_or_jsonl",
     "read_jsonl",
+    "write_jsonl",
     "register_plugin",
     "to_sample",
     "unregister_plugin",

@@ -384,6 +384,9 @@ _REPORTED_TAIL = re.compile(
     re.IGNORECASE,
 )
 _REPORT_WINDOW = 160
+_SOURCE_WORD = re.compile(
+    r"doc|passage|paragraph|evidence|context|source|article|snippet|excerpt|text|statement|result"
+    r"|knowledge|information|wikipedia", re.IGNORECASE)
 
 #: Words by which a reply revises an earlier declaration ("Answer: A ... wait,
 #: Answer: B", "Actually, the answer is B", "<a>A</a> no, <a>C</a>").
@@ -435,7 +438,10 @@ def reported(text: str, start: int) -> bool:
     if stripped.endswith(("'", "‘")) and not stripped.endswith(("s'", "S'")):
         return True
     cut = max(before.rfind(". "), before.rfind("! "), before.rfind("? "), before.rfind(";"))
-    return _REPORTED_TAIL.search(before, cut + 1 if cut >= 0 else 0) is not None
+    start = cut + 1 if cut >= 0 else 0
+    if _SOURCE_WORD.search(before, start) is None:  # the common case, cheaply
+        return False
+    return _REPORTED_TAIL.search(before, start) is not None
 
 
 # --------------------------------------------------------------------------
@@ -936,8 +942,8 @@ def first_tagged_answer(reply: str) -> tuple[str | None, str | None]:
         if not first_line.strip():
             return None, "no <a>...</a> answer"
         return f"<a>{first_line.strip()}</a>", None
-    own = [t for t in tags if not reported(reply, reply.rfind("<", 0, t.start))]
-    body = (own or tags)[0].body(reply)
+    first = next((t for t in tags if not reported(reply, reply.rfind("<", 0, t.start))), tags[0])
+    body = first.body(reply)
     if not body.strip():
         return None, "empty <a></a> answer"
     return f"<a>{body.strip()}</a>", None

@@ -163,22 +163,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _read_predictions(path: Path, pred_field: str, gold_field: str) -> list[dict[str, Any]]:
+    from conflict_eval.records import read_jsonl
+
     rows, problems = [], []
-    with path.open(encoding="utf-8-sig") as f:  # a byte-order mark is skipped
-        for n, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(f"line {n}: invalid JSON ({exc.msg})")
-                continue
-            for field in (pred_field, gold_field):
-                if not isinstance(row, dict) or field not in row:
-                    problems.append(f"line {n}: field {field!r} is missing")
-            if isinstance(row, dict) and not isinstance(row.get(pred_field, ""), str):
-                problems.append(f"line {n}: field {pred_field!r} must be a string")
-            rows.append(row)
+    for where, row in read_jsonl(path):  # the loaders' reader: BOM, CRLF, blank lines
+        if isinstance(row, BaseException):
+            problems.append(f"{where}: invalid JSON ({getattr(row, 'msg', None) or row})")
+            continue
+        for field in (pred_field, gold_field):
+            if not isinstance(row, dict) or field not in row:
+                problems.append(f"{where}: field {field!r} is missing")
+        if isinstance(row, dict) and not isinstance(row.get(pred_field, ""), str):
+            problems.append(f"{where}: field {pred_field!r} must be a string")
+        rows.append(row)
     if problems:
         raise SystemExit(f"error: {len(problems)} problem(s) in {path}:\n  " + "\n  ".join(problems))
     return rows

@@ -18,6 +18,10 @@ Errors are loud and specific:
 * a hook implementation that matches no hook spec (a misspelled hook name)
   raises :class:`PluginError` naming the plugin and the hook;
 * a name registered twice raises :class:`PluginError` naming both plugins;
+* a plugin that calls ``sys.exit`` while importing or in a hook raises
+  :class:`PluginError` naming it (instead of ending the process silently);
+* a ``--plugin`` / ``CONFLICT_EVAL_PLUGINS`` source that implements no hook
+  (``--plugin os``) gives a :class:`PluginWarning`;
 * looking up an unknown name raises :class:`UnknownComponentError` listing
   what is installed.
 """
@@ -31,6 +35,7 @@ import inspect
 import os
 import sys
 import threading
+import warnings
 from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,6 +59,10 @@ _HOOKS: dict[Kind, str] = {
 
 class PluginError(RuntimeError):
     """A plugin is broken or conflicts with another plugin."""
+
+
+class PluginWarning(UserWarning):
+    """A plugin source that loads but registers nothing (``--plugin os``)."""
 
 
 class UnknownComponentError(LookupError):
@@ -117,6 +126,10 @@ def _load_source(spec: str, setting: str) -> tuple[object, str, str]:
             sys.modules[module_name] = module
             try:
                 mspec.loader.exec_module(module)
+            except SystemExit as exc:
+                del sys.modules[module_name]
+                raise PluginError(f"{setting}: plugin file {spec!r} called sys.exit({exc.code!r}) "
+                                  "while being imported; a plugin must not end the process") from None
             except Exception as exc:
                 del sys.modules[module_name]
                 raise PluginError(f"{setting}: plugin file {spec!r} failed to import: "
@@ -127,6 +140,9 @@ def _load_source(spec: str, setting: str) -> tuple[object, str, str]:
                           "directory or an importable module name)")
     try:
         module = importlib.import_module(spec)
+    except SystemExit as exc:
+        raise PluginError(f"{setting}: plugin module {spec!r} called sys.exit({exc.code!r}) while being "
+                          "imported; a plugin must not end the process") from None
     except ImportError as exc:
         raise PluginError(f"{setting}: cannot import plugin module {spec!r}: {exc}") from exc
     except Exception as exc:
@@ -158,6 +174,11 @@ def _new_manager() -> pluggy.PluginManager:
         pm.register(module, name=name)
         origins[name] = origin
         loaded.add(id(module))
+        if not pm.get_hookcallers(module):
+            warnings.warn(
+                f"{setting}: {spec!r} implements none of the conflict_eval hooks "
+                f"({', '.join(_HOOKS.values())}, each marked with @conflict_eval.hookimpl); "
+                "it registers nothing", PluginWarning, stacklevel=2)
     for plugin, name in _extra_plugins:
         if pm.get_plugin(name) is not None or pm.is_registered(plugin):
             raise PluginError(
@@ -279,6 +300,11 @@ def _collect(pm: pluggy.PluginManager, kind: Kind, impls: list | None = None) ->
         plugin_name = pm.get_name(impl.plugin) or repr(impl.plugin)
         try:
             result = impl.function()
+        except SystemExit as exc:
+            raise PluginError(
+                f"plugin {plugin_name!r} called sys.exit({exc.code!r}) in {_HOOKS[kind]}; "
+                "a plugin must not end the process"
+            ) from None
         except Exception as exc:
             raise PluginError(
                 f"plugin {plugin_name!r} failed in {_HOOKS[kind]}: "

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 PassageLabel = Literal["supporting", "conflicting", "irrelevant", "unknown"]
 
@@ -39,6 +39,18 @@ CONFLICT_TYPES = (
 Datasets may use others; these are the ones the built-ins use."""
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+MAX_ID_CHARS = 1000
+"""The longest record id accepted. Real ids are short (hashes, ``2hop__1_2``,
+``kre_ecqa-3f2a9c01de``); an id is written into every log entry of its sample,
+and a runaway one (a whole document pasted into ``id``) makes Inspect's log
+writer fail with a message that does not name the record. Longer ids are
+rejected at load, naming the record's line and field."""
+
+
+def _id_too_long(value: str) -> str:
+    return (f"id is {len(value):,} characters long (starts {value[:40]!r}); "
+            f"record ids may be at most {MAX_ID_CHARS} characters")
 
 
 class _Strict(BaseModel):
@@ -84,6 +96,13 @@ class ConflictQA(_Strict):
     """Ids of the upstream record(s) this item was built from."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Dataset-specific fields methods may need (kept JSON-serialisable)."""
+
+    @field_validator("id")
+    @classmethod
+    def _check_id(cls, value: str) -> str:
+        if len(value) > MAX_ID_CHARS:
+            raise ValueError(_id_too_long(value))
+        return value
 
     @model_validator(mode="after")
     def _check_options(self) -> ConflictQA:
@@ -141,7 +160,9 @@ class RecordProblem:
         if self.record_id == self.locator:  # no id: the locator is the name
             return f"record at {self.locator} field {self.field!r}: {self.message}"
         where = f" ({self.locator})" if self.locator else ""
-        return f"record {self.record_id!r}{where} field {self.field!r}: {self.message}"
+        rid = self.record_id
+        shown = repr(rid) if len(rid) <= 80 else f"{rid[:60]!r}... ({len(rid):,} characters)"
+        return f"record {shown}{where} field {self.field!r}: {self.message}"
 
 
 class DatasetError(ValueError):
@@ -266,6 +287,8 @@ def as_id(value: Any, field: str) -> str:
     """``value`` as a record id, or :class:`BadField` naming ``field``."""
     if isinstance(value, bool) or not isinstance(value, str | int) or not str(value).strip():
         raise BadField(field, f"expected a non-empty string or integer id, got {value!r:.60}")
+    if len(str(value)) > MAX_ID_CHARS:
+        raise BadField(field, _id_too_long(str(value)))
     return str(value)
 
 
@@ -309,31 +332,62 @@ ENCODING = "utf-8-sig"
 
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[str, Any]]:
-    """Yield ``(locator, row)`` for each non-blank line of a JSON Lines file.
+    """Yield ``(locator, row)`` for each non-blank line of a JSON Lines file,
+    read with the ``jsonlines`` package (the one reader every loader uses).
 
-    Malformed JSON yields ``(locator, JSONDecodeError)`` so that it is reported
-    together with the other problems instead of stopping at the first one.
-    A UTF-8 byte-order mark is skipped. A missing file raises
-    :class:`FileNotFoundError`; a file with no non-blank line, or one that is
-    not UTF-8, raises :class:`DataFileError` naming it.
+    Malformed JSON yields ``(locator, error)`` -- the ``JSONDecodeError`` (or
+    ``ValueError``/``RecursionError``) behind ``jsonlines``' ``InvalidLineError``
+    -- so that it is reported together with the other problems instead of
+    stopping at the first one. A UTF-8 byte-order mark is skipped, CRLF line
+    ends are read as line ends, blank lines are skipped and a ``null`` line is
+    yielded as ``None`` (the converter reports it: "expected an object"). A
+    missing file raises :class:`FileNotFoundError`; a file with no non-blank
+    line, or one that is not UTF-8, raises :class:`DataFileError` naming it.
     """
+    import jsonlines
+
     path = check_file(path)
-    n = 0
     rows = 0
+    current = 0
+
+    def numbered(f):
+        nonlocal current
+        for current, line in enumerate(f, start=1):
+            yield line
+
     try:
-        with open(path, encoding=ENCODING) as f:
-            for n, line in enumerate(f, start=1):
-                if line.strip():
-                    rows += 1
-                    try:
-                        row = json.loads(line)
-                    except (ValueError, RecursionError) as exc:  # incl. ints over Python's digit limit
-                        row = exc
-                    yield f"line {n}", row
+        with open(path, encoding=ENCODING) as f, jsonlines.Reader(numbered(f), loads=json.loads) as reader:
+            while True:
+                try:
+                    row = reader.read(skip_empty=True, allow_none=True)
+                except EOFError:
+                    break
+                except jsonlines.InvalidLineError as exc:  # incl. ints over Python's digit limit
+                    row = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
+                except RecursionError as exc:
+                    row = exc
+                rows += 1
+                yield f"line {current}", row
     except UnicodeDecodeError:
         raise not_utf8(path) from None
     if not rows:
         raise DataFileError(None, path, "the file is empty (no records)")
+
+
+def write_jsonl(path: str | Path, rows: Iterable[Any]) -> int:
+    """Write ``rows`` to ``path`` as JSON Lines (UTF-8, non-ASCII kept as is),
+    with the ``jsonlines`` package; returns the number of rows written. What it
+    writes, :func:`read_jsonl` reads back unchanged."""
+    import functools
+
+    import jsonlines
+
+    n = 0
+    with jsonlines.open(path, mode="w", dumps=functools.partial(json.dumps, ensure_ascii=False)) as writer:
+        for row in rows:
+            writer.write(row)
+            n += 1
+    return n
 
 
 def not_utf8(path: str | Path, dataset: str | None = None) -> DataFileError:
@@ -425,6 +479,8 @@ def _convert_one(locator: str, raw: Any, convert: Converter, id_field: str | Seq
         for key in (id_field,) if isinstance(id_field, str) else id_field or ():
             if isinstance(raw.get(key), str | int) and str(raw[key]).strip():
                 rid = str(raw[key])
+                if len(rid) > MAX_ID_CHARS:  # named by its line, not by the runaway id
+                    return [RecordProblem(locator, locator, key, _id_too_long(rid))]
                 break
     if isinstance(raw, RecursionError):
         return [RecordProblem(rid, locator, "-", "invalid JSON: nested too deeply")]

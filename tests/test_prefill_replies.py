@@ -211,3 +211,20 @@ def test_lmeval_end_to_end_reads_the_same_shapes():
         for shape in SHAPES:
             scores = process_end_to_end(doc, [_fill(shape, gold)])
             assert scores["parse_failure"] == 0 and scores["accuracy"] == 1, (shape, doc["id"], scores)
+
+
+@pytest.mark.parametrize("reply", [
+    "The final answer is: <a>James Meredith</a>",
+    "**Answer:** <a>James Meredith</a>\n\nDocument 2 contains '<a>John Smith</a>'.",
+    "```\n<a>James Meredith</a>\n```",
+    "James Meredith</a>",
+    "James Meredith",
+])
+def test_free_form_end_to_end_reads_the_same_shapes(reply):
+    from conflict_eval.plugins.end_to_end.prompts import END_TO_END_FREE_FORM_TEMPLATE
+    from conflict_eval.scorers.text_match.scorer import extract_answer
+
+    prompt = END_TO_END_FREE_FORM_TEMPLATE.format(evidence="E", question="Who?")
+    segment, reason = first_tagged_answer(restore_prefill(prompt, reply))
+    assert segment is not None, reason
+    assert extract_answer(segment) == "James Meredith"

@@ -127,11 +127,19 @@ def parse_cot(reply: str) -> Extraction:
         own = [t for t in tags if not reported(reply, reply.rfind("<", 0, t.start))] or tags
         if not own:
             return _fail("thought not closed with </t>")
-        said = dict.fromkeys(_letter_or_text(t.body(reply)) for t in own)
+        read: dict[str, str] = {}  # body -> what it says (a reply may repeat one tag thousands of times)
+        said: dict[str, None] = {}
+        for t in own:
+            body = t.body(reply).strip()
+            if body not in read:
+                read[body] = _letter_or_text(body)
+            said[read[body]] = None
+            if len(said) > 1:
+                break
         thought = reply[:reply.rfind("<", 0, own[0].start)].strip()
         thought = thought[3:].strip() if thought.lower().startswith("<t>") else thought
         if len(said) > 1:
-            return _fail(f"thought not closed with </t> and its answer tags differ ({', '.join(said)})",
+            return _fail(f"thought not closed with </t> and its answer tags differ ({', '.join(v[:30] for v in said)})",
                          thought=thought)
         return Extraction(_tag(own[-1].body(reply)), parts={"thought": thought, "thought_unclosed": True})
     thought = reply[: close.start()]

@@ -70,7 +70,7 @@ UNCERTAIN = "Uncertain."
 
 def upstream_file(model: str) -> str:
     if model not in MODELS:
-        raise ValueError(f"{NAME}: unknown model {model!r}; expected one of {', '.join(MODELS)} "
+        raise ValueError(f"{NAME}: unknown memory_model {model!r}; expected one of {', '.join(MODELS)} "
                          "(or pass any upstream per-model file with -T path=)")
     return f"conflictQA/conflictQA-strategyQA-{model}.json"
 
@@ -143,7 +143,7 @@ def load_conflictqa(path: str | Path, setting: str = "all", option_order: str = 
                         file=path, id_field=None)
 
 
-def conflictqa(path: str | None = None, model: str = "gpt4", setting: str = "all",
+def conflictqa(path: str | None = None, memory_model: str = "gpt4", setting: str = "all",
                option_order: str = "memory_first", limit: int | None = None, shuffle: bool = False,
                seed: int = 0):
     """ConflictQA (StrategyQA part): a model's memory answer against a counter-memory.
@@ -151,7 +151,7 @@ def conflictqa(path: str | None = None, model: str = "gpt4", setting: str = "all
     Args:
         path: any upstream per-model file (``conflictQA-<source>-<model>.json``)
             or a subset of its lines; default: download the pinned file of ``model``.
-        model: whose memory (download only): chatgpt, gpt4, llama2-7b,
+        memory_model: whose memory (download only): chatgpt, gpt4, llama2-7b,
             llama2-70b, palm2, qwen7b, vicuna7b, vicuna33b. Evaluate a model on
             its *own* file: the memory answer is that model's answer.
         setting: ``counter_memory``, ``both_memory_first``,
@@ -164,7 +164,7 @@ def conflictqa(path: str | None = None, model: str = "gpt4", setting: str = "all
     if path is not None:
         source = check_file(path, NAME)
     else:
-        name = upstream_file(model)
+        name = upstream_file(memory_model)
         source = github_file(REPO, COMMIT, name, sha256=SHA256.get(name))
     skipped: list[str] = []
     records = load_conflictqa(source, setting, option_order, skipped)

@@ -40,10 +40,10 @@ def summary(classes: Iterable[str]) -> dict[str, float]:
 
 def summary_by_setting(rows: Iterable[tuple[str, str]]) -> dict[str, float]:
     """:func:`summary` over all ``(setting, class)`` rows, and per setting
-    with keys ``<key>[<setting>]``."""
+    with keys ``<key>:<setting>``."""
     rows = list(rows)
     out = summary(c for _, c in rows)
     for setting in sorted({s for s, _ in rows}):
         for key, value in summary(c for s, c in rows if s == setting).items():
-            out[f"{key}[{setting}]"] = value
+            out[f"{key}:{setting}"] = value
     return out

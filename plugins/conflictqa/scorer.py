@@ -10,7 +10,7 @@ the store key ``answer_text`` or a failure reason in ``answer_parse_failure``
 
 The score value holds one 0/1 entry per class; the metric :func:`conflictqa_summary`
 gives the memorization ratio, each class's rate and n, over all samples and
-per setting (``memorization_ratio[counter_memory]`` ...); see :mod:`.metrics`.
+per setting (``memorization_ratio:counter_memory`` ...); see :mod:`.metrics`.
 """
 
 from __future__ import annotations

@@ -21,7 +21,9 @@ Settings (``-T setting=``):
 
 Rows have no id; each record's id is ``<dataset>-<first 10 hex of sha1 of
 question + choices>`` so a record keeps its id in the full upstream file and
-in any subset of it (a repeated question in one file gets ``-2``, ``-3``...).
+in any subset of it. A file with the same question and choices twice is
+rejected (a duplicate id naming both lines), as every loader rejects duplicate
+records: evaluating an item twice would weigh it double.
 """
 
 from __future__ import annotations
@@ -70,8 +72,6 @@ def _golden(row: Row) -> str:
 
 def converter(name: str, setting: str):
     """A row -> :class:`ConflictQA` converter for dataset ``name`` in ``setting``."""
-    seen: dict[str, int] = {}
-
     def convert(row: Row) -> ConflictQA:
         question = row.text("question")
         choices = row.list("choices")
@@ -91,9 +91,6 @@ def converter(name: str, setting: str):
         golden, negative = _golden(row), row.text("negative_context")
         digest = hashlib.sha1("\n".join([question, *choices]).encode()).hexdigest()[:10]
         rid = f"{name}-{digest}"
-        seen[rid] = seen.get(rid, 0) + 1
-        if seen[rid] > 1:
-            rid = f"{rid}-{seen[rid]}"
         conflict = setting == "conflict"
         return ConflictQA(
             id=rid,

@@ -79,6 +79,50 @@ def group_of(extra: Mapping) -> tuple[str, str]:
             "with_misinformation" if extra["has_misinformation"] else "without_misinformation")
 
 
+def _mean(values: list[float]) -> float:
+    values = [v for v in values if not math.isnan(v)]
+    return sum(values) / len(values) if values else math.nan
+
+
+def _stderr(values: list[float]) -> float:
+    """Standard error of the mean (sample standard deviation, ddof 1); NaN under 2 values."""
+    n = len(values)
+    if n < 2:
+        return math.nan
+    m = sum(values) / n
+    return math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1) / n)
+
+
+def summary(rows: Iterable[tuple[Mapping[str, float], tuple[str, ...]]]) -> dict[str, float]:
+    """Everything ``strict_em`` reports, from ``(score value, groups)`` rows.
+
+    Keys: ``strict_em`` (mean) and ``strict_em_stderr``; ``parse_failure``,
+    ``gold_recall`` (mean over samples where it is defined), ``wrong_included``;
+    per group ``strict_em:<group>``, ``parse_failure:<group>`` and
+    ``n:<group>``; and ``n``. An empty group's means are NaN.
+
+    >>> out = summary([({"strict_em": 1, "parse_failure": 0, "gold_recall": 1.0, "wrong_included": 0}, ("ambiguous", "with_misinformation")),
+    ...                ({"strict_em": 0, "parse_failure": 1, "gold_recall": math.nan, "wrong_included": 0}, ("single_answer", "with_misinformation"))])
+    >>> out["strict_em"], out["strict_em:ambiguous"], out["parse_failure:with_misinformation"], out["gold_recall"]
+    (0.5, 1.0, 0.5, 1.0)
+    >>> math.isnan(out["strict_em:without_misinformation"]), out["n:without_misinformation"]
+    (True, 0.0)
+    """
+    rows = list(rows)
+    em = [float(v["strict_em"]) for v, _ in rows]
+    out = {"strict_em": _mean(em), "strict_em_stderr": _stderr(em),
+           "parse_failure": _mean([float(v["parse_failure"]) for v, _ in rows]),
+           "gold_recall": _mean([float(v["gold_recall"]) for v, _ in rows]),
+           "wrong_included": _mean([float(v["wrong_included"]) for v, _ in rows]),
+           "n": float(len(rows))}
+    for key in ("strict_em", "parse_failure"):
+        for group, value in breakdown((float(v[key]), g) for v, g in rows).items():
+            out[f"{key}:{group}"] = value
+    for group in GROUPS:
+        out[f"n:{group}"] = float(sum(1 for _, g in rows if group in g))
+    return out
+
+
 def breakdown(rows: Iterable[tuple[float, tuple[str, ...]]]) -> dict[str, float]:
     """Mean value per group over ``(value, groups)`` rows; a group with no
     sample is NaN (undefined, not 0).

@@ -15,23 +15,26 @@ What is read: the store key ``answer_text`` if the method set it (MADAM-RAG
 puts the aggregator's answer list there), else the reply's ``<a>`` tag, else
 the whole reply (:func:`conflict_eval.scorers.text_match.scorer.extract_answer`).
 
-Metrics: the mean (and stderr) of each key over all samples, and for
-``strict_em`` and ``parse_failure`` the mean per group: ``ambiguous`` /
+The metric :func:`strict_em_summary` reports ``strict_em`` (mean) and
+``strict_em_stderr``, ``parse_failure``, ``gold_recall`` (mean where
+defined), ``wrong_included``, ``n``, and per group ``strict_em:<group>``,
+``parse_failure:<group>``, ``n:<group>`` for ``ambiguous`` /
 ``single_answer`` and ``with_misinformation`` / ``without_misinformation``
-(from the record's ``extra``; a sample without them is an error naming it).
+(from the record's ``extra``; a sample without them is an error naming it;
+an empty group is NaN). See :func:`.metrics.summary`.
 """
 
 from __future__ import annotations
 
 import math
 
-from inspect_ai.scorer import SampleScore, Score, Scorer, Target, mean, metric, scorer, stderr
+from inspect_ai.scorer import SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
 from conflict_eval.scorers.text_match.scorer import extract_answer
 from conflict_eval.text_metrics import NORMALIZERS
 
-from .metrics import breakdown, group_of, strict_em_parts
+from .metrics import group_of, strict_em_parts, summary
 
 ANSWER_TEXT_KEY = "answer_text"
 PARSE_FAILURE_KEY = "answer_parse_failure"
@@ -47,33 +50,16 @@ def _groups(s: SampleScore) -> tuple[str, str]:
 
 
 @metric
-def by_group():
-    """Mean per RAMDocs group (ambiguous, single_answer, with/without_misinformation)."""
+def strict_em_summary():
+    """Strict EM, parse failures, gold recall and wrong answers, overall and per group."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
-        return breakdown((float(s.score.as_float()), _groups(s)) for s in scores)
+        return summary((s.score.value, _groups(s)) for s in scores)
 
     return compute
 
 
-@metric
-def nan_mean():
-    """Mean over samples whose value is a number (NaN values left out; all NaN -> NaN)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        values = [float(s.score.as_float()) for s in scores]
-        values = [v for v in values if not math.isnan(v)]
-        return sum(values) / len(values) if values else math.nan
-
-    return compute
-
-
-@scorer(metrics={
-    "strict_em": [mean(), stderr(), by_group()],
-    "parse_failure": [mean(), by_group()],
-    "gold_recall": [nan_mean()],
-    "wrong_included": [mean()],
-})
+@scorer(metrics=[strict_em_summary()])
 def ramdocs_strict_em(normalizer: str = "squad") -> Scorer:
     """Strict exact match: every gold answer and no wrong answer (RAMDocs)."""
     if normalizer not in NORMALIZERS:

@@ -17,6 +17,8 @@ Cheaper variants (paper, Limitations):
 from __future__ import annotations
 
 import json
+import hashlib
+import weakref
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
@@ -44,6 +46,9 @@ class Options:
     backend: Backend = "llm"
     nli_model: str | None = None
     grader_max_tokens: int | None = 512
+    dedupe: bool = True
+    """Send a byte-identical grader prompt (same grader, same budget) once per
+    process and reuse its reply (see :func:`_generate_output`)."""
 
     def __post_init__(self):
         if self.claims not in ("atomic", "whole", "salient", "sentences"):
@@ -73,6 +78,8 @@ class Cell:
     reasoning: str = ""
     reply: str = ""
     error: str | None = None
+    reused: bool = False
+    """The reply of an identical earlier grader prompt (no call made)."""
 
 
 @dataclass
@@ -149,6 +156,7 @@ class ConflictResult:
             "grader": self.grader,
             "grader_source": self.grader_source,
             "grader_calls": self.calls,
+            "reused_label_replies": sum(1 for c in self.cells if c.reused),
             "labelled_pairs": self.pairs[0],
             "pairs": self.pairs[1],
             "label_coverage": self.coverage,
@@ -177,14 +185,71 @@ DECOMPOSE_RETRY_FACTOR = 4
 _TRUNCATED = ("max_tokens", "model_length")
 
 
-async def _generate_output(model, prompt: str, max_tokens: int | None):
+class _Replies:
+    """Replies of one grader model, by prompt digest; in-flight calls are shared."""
+
+    def __init__(self):
+        self.done: dict[str, object] = {}
+        self.pending: dict[str, object] = {}  # digest -> anyio.Event
+
+
+_REPLIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _memo(model) -> _Replies | None:
+    """The replies of ``model`` in the running event loop -- one ``eval()``
+    call runs in its own loop, so replies are never reused across runs;
+    ``None`` (no reuse) off asyncio or for an object without weak references."""
+    import asyncio
+
+    try:
+        loop = asyncio.get_running_loop()
+        return _REPLIES.setdefault(model, weakref.WeakKeyDictionary()).setdefault(loop, _Replies())
+    except (RuntimeError, TypeError):
+        return None
+
+
+async def _generate_output(model, prompt: str, max_tokens: int | None, dedupe: bool = True):
+    """``(ModelOutput, reused)``: one grader call at temperature 0.
+
+    With ``dedupe``, a byte-identical prompt with the same budget sent to
+    the same grader model object is sent once and its reply reused
+    (``reused=True``; no call, no tokens): in a report run the RAG and
+    Balanced samples label the same claims against the same documents. A
+    concurrent identical call waits for the first one instead of racing it.
+    The memory is per model object and event loop (one ``eval()`` run); a
+    failed call is not remembered."""
     from inspect_ai.model import GenerateConfig
 
-    return await model.generate(prompt, config=GenerateConfig(temperature=0.0, max_tokens=max_tokens))
+    config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
+    if not dedupe:
+        return await model.generate(prompt, config=config), False
+    import anyio
+
+    memo = _memo(model)
+    if memo is None:
+        return await model.generate(prompt, config=config), False
+    key = hashlib.sha256(f"{max_tokens}\0{prompt}".encode("utf-8", "surrogatepass")).hexdigest()
+    while True:
+        if key in memo.done:
+            return memo.done[key], True
+        event = memo.pending.get(key)
+        if event is None:
+            break
+        await event.wait()
+    event = memo.pending[key] = anyio.Event()
+    try:
+        out = await model.generate(prompt, config=config)
+        memo.done[key] = out
+        return out, False
+    finally:
+        del memo.pending[key]
+        event.set()
 
 
-async def _generate(model, prompt: str, opts: Options) -> str:
-    return (await _generate_output(model, prompt, opts.grader_max_tokens)).completion
+async def _generate(model, prompt: str, opts: Options) -> tuple[str, bool]:
+    out, reused = await _generate_output(model, prompt, opts.grader_max_tokens, opts.dedupe)
+    return out.completion, reused
 
 
 @dataclass
@@ -218,11 +283,12 @@ async def decompose(response: str, model, opts: Options) -> Decomposition:
         prompt = fill(SALIENT_TEMPLATE, report=response, k=str(opts.k))
     else:
         prompt = fill(DECOMPOSE_TEMPLATE, report=response)
-    out = await _generate_output(model, prompt, opts.grader_max_tokens)
-    calls = 1
+    out, reused = await _generate_output(model, prompt, opts.grader_max_tokens, opts.dedupe)
+    calls = int(not reused)
     if out.stop_reason in _TRUNCATED and opts.grader_max_tokens:
-        out = await _generate_output(model, prompt, opts.grader_max_tokens * DECOMPOSE_RETRY_FACTOR)
-        calls = 2
+        out, reused = await _generate_output(model, prompt, opts.grader_max_tokens * DECOMPOSE_RETRY_FACTOR,
+                                             opts.dedupe)
+        calls += int(not reused)
     truncated = out.stop_reason in _TRUNCATED
     claims, error, dropped, lost = _parse_claims(out.completion, truncated=truncated)
     if opts.claims == "salient":
@@ -231,8 +297,11 @@ async def decompose(response: str, model, opts: Options) -> Decomposition:
 
 
 def label_prompt(claim: str, document: str) -> str:
+    """Table 8 with the claim and the document text inserted as the paper
+    shows them (no delimiters around the document; placeholders inside it
+    are never substituted, :func:`fill` is single-pass)."""
     return fill(LABEL_TEMPLATE, claim=claim, claim_json=json.dumps(claim, ensure_ascii=False)[1:-1],
-                document=quote_document(document))
+                document=document)
 
 
 #: Output tokens budgeted per document in a ``labelling=all_docs`` reply: one
@@ -277,22 +346,24 @@ async def label(claims: list[str], documents: list[str], model, opts: Options) -
         budget = all_docs_max_tokens(opts.grader_max_tokens, len(documents))
 
         async def one_claim(i: int) -> list[Cell]:
-            reply = (await _generate_output(model, all_docs_prompt(claims[i], documents), budget)).completion
-            return [_cell(i, j, p, reply) for j, p in enumerate(parse_label_list(reply, len(documents)))]
+            out, reused = await _generate_output(model, all_docs_prompt(claims[i], documents), budget, opts.dedupe)
+            reply = out.completion
+            return [_cell(i, j, p, reply, reused) for j, p in enumerate(parse_label_list(reply, len(documents)))]
 
         rows = await collect(*(one_claim(i) for i in range(len(claims))))
-        return [c for row in rows for c in row], len(claims)
+        cells = [c for row in rows for c in row]
+        return cells, sum(1 for row in rows if row and not row[0].reused)
 
     async def one_cell(i: int, j: int) -> Cell:
-        reply = await _generate(model, label_prompt(claims[i], documents[j]), opts)
-        return _cell(i, j, parse_label(reply), reply)
+        reply, reused = await _generate(model, label_prompt(claims[i], documents[j]), opts)
+        return _cell(i, j, parse_label(reply), reply, reused)
 
     cells = await collect(*(one_cell(i, j) for i in range(len(claims)) for j in range(len(documents))))
-    return list(cells), len(cells)
+    return list(cells), sum(1 for c in cells if not c.reused)
 
 
-def _cell(i: int, j: int, p: LabelParse, reply: str) -> Cell:
-    return Cell(i, j, p.label, p.snippet, p.reasoning, reply, p.error)
+def _cell(i: int, j: int, p: LabelParse, reply: str, reused: bool = False) -> Cell:
+    return Cell(i, j, p.label, p.snippet, p.reasoning, reply, p.error, reused)
 
 
 async def conflict_score(response: str, documents: list[str], opts: Options | None = None,

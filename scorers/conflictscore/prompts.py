@@ -3,7 +3,10 @@
 ``DECOMPOSE_TEMPLATE`` and ``LABEL_TEMPLATE`` are verbatim from the ConflictScore
 paper (Table 7 and Table 8). The converted text renders the curly quotes and
 the numbered list of Table 8 with markdown bold; we keep the words exactly and
-the bold markers as converted. ``SALIENT_TEMPLATE`` and ``ALL_DOCS_TEMPLATE``
+the bold markers as converted. Table 8's ``{document}`` is filled with the
+document text as it is (the paper shows no delimiters around it); only our
+all-documents adaptation wraps each document in ``<document number="i">``
+tags, to tell the numbered documents apart. ``SALIENT_TEMPLATE`` and ``ALL_DOCS_TEMPLATE``
 are our adaptations for two of the cheaper variants named (without a prompt)
 in the paper's Limitations section; they reuse the Table 7/8 wording.
 

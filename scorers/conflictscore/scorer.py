@@ -23,7 +23,9 @@ Per sample the score value is a dict:
   limit even after the retry with a larger budget; ``claims_lost`` -- the
   cut (unfinished) claims dropped, whose pairs count as unlabelled in
   ``label_coverage``;
-* ``grader_calls`` -- LLM calls the scorer made for this sample.
+* ``grader_calls`` -- LLM calls the scorer made for this sample (a reply
+  reused from an identical earlier prompt is not a call; see
+  ``metadata["reused_label_replies"]``).
 
 ``Score.reason`` says why CS-C/CS-R are undefined (also in
 ``metadata["undefined_reason"]``). ``Score.metadata`` keeps the claims, the
@@ -139,6 +141,7 @@ def conflictscore(
     backend: str = "llm",
     nli_model: str | None = None,
     grader_max_tokens: int | None = 512,
+    grader_dedupe: bool = True,
 ) -> Scorer:
     """ConflictScore of the final response.
 
@@ -152,8 +155,11 @@ def conflictscore(
         backend: ``llm`` (grader model) or ``nli`` (local HF NLI model).
         nli_model: directory of the NLI model for ``backend=nli``.
         grader_max_tokens: output budget of each grader call.
+        grader_dedupe: send a byte-identical grader prompt once per run and
+            reuse its reply (temperature 0; e.g. the same claim and document
+            in the RAG and Balanced samples of a report run).
     """
-    opts = Options(claims, k, labelling, backend, nli_model, grader_max_tokens)
+    opts = Options(claims, k, labelling, backend, nli_model, grader_max_tokens, grader_dedupe)
 
     async def score(state: TaskState, target: Target) -> Score:
         documents = documents_of(state)

@@ -124,14 +124,15 @@ def conflictscore_report(
     backend: str = "llm",
     nli_model: str | None = None,
     grader_max_tokens: int | None = 512,
+    grader_dedupe: bool = True,
 ) -> Task:
     """Report writing over conflicting documents, scored by ConflictScore.
 
     Args:
         path: MacNoise file (JSON array or JSONL); required, see README.
         strategies: any of ``rag``, ``balanced``, ``super_balanced``.
-        claims, k, labelling, backend, nli_model, grader_max_tokens: options
-            of the ``conflictscore`` metric.
+        claims, k, labelling, backend, nli_model, grader_max_tokens,
+            grader_dedupe: options of the ``conflictscore`` metric.
     """
     from conflict_eval.scorers.conflictscore.scorer import SCORE_METRICS, by_group, conflictscore, defined_mean
 
@@ -156,7 +157,8 @@ def conflictscore_report(
         dataset=MemoryDataset(samples, name="conflictscore_report", location=str(path)),
         solver=write_report(),
         scorer=conflictscore(claims=claims, k=k, labelling=labelling, backend=backend,
-                             nli_model=nli_model, grader_max_tokens=grader_max_tokens),
+                             nli_model=nli_model, grader_max_tokens=grader_max_tokens,
+                             grader_dedupe=grader_dedupe),
         metrics={**SCORE_METRICS, "cs_c": groups, "cs_r": groups},
         name="conflictscore_report",
         metadata={"records_used": len(items), "dropped_records": dropped, "dropped_total": sum(dropped.values()),

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 from conflict_eval.records import ConflictQA, Passage, Row, convert_rows, read_json_or_jsonl
@@ -162,3 +163,131 @@ def retrieve_from(questions: list[str], spec: str, k: int = 10, retriever: str =
     hits = searcher.search_many(questions, k)
     return {q: [{"id": h.id, "text": h.text, "title": h.title, "source": "corpus"} for h in hs]
             for q, hs in zip(questions, hits)}
+
+
+# --------------------------------------------------------------------------- search results from a file
+
+#: Where a saved search response keeps its result list (our ``results``; Google via
+#: SerpAPI ``organic_results``, Serper ``organic``; CRAG ``search_results``).
+RESULT_LISTS = ("results", "organic_results", "organic", "search_results")
+#: Where a result keeps its text (first non-empty string wins).
+TEXT_FIELDS = ("text", "snippet", "description", "content", "page_snippet", "body")
+TITLE_FIELDS = ("title", "name", "page_name")
+URL_FIELDS = ("url", "link", "page_url")
+
+
+def _norm_question(q: str) -> str:
+    return " ".join(q.split()).casefold()
+
+
+def search_results_file(path: str | Path, k: int = 10) -> dict[str, list[dict]]:
+    """Per-question documents saved from a search API: ``{normalised question:
+    [{id, text, title, url, source}]}`` (the first ``k`` results, in order).
+
+    One JSON object per line (or a JSON array), shaped like what a search API
+    returns with the question added::
+
+        {"question": "<the TruthfulQA Question, verbatim>",
+         "results": [{"title": "...", "url": "...", "snippet": "..."}, ...]}
+
+    The list may be named ``results``, ``organic_results`` (SerpAPI),
+    ``organic`` (Serper) or ``search_results``; a result's text is its first
+    non-empty ``text`` / ``snippet`` / ``description`` / ``content`` /
+    ``page_snippet`` / ``body``; ``title``/``name`` and ``url``/``link`` are
+    optional. Bad records are reported together, naming the file, the record
+    and the field.
+    """
+    from conflict_eval.records import BadField, MissingField
+
+    out: dict[str, list[dict]] = {}
+
+    def convert(row: Row):
+        question = row.text("question")
+        key = next((f for f in RESULT_LISTS if f in row), None)
+        if key is None:
+            raise MissingField("results", f"field is missing (also looked for {', '.join(RESULT_LISTS[1:])})")
+        docs = []
+        for n, r in enumerate(row.list(key)):
+            if not isinstance(r, dict):
+                raise BadField(f"{key}[{n}]", f"expected an object, got {type(r).__name__}")
+            text = next((r[f] for f in TEXT_FIELDS if isinstance(r.get(f), str) and r[f].strip()), None)
+            if text is None:
+                raise BadField(f"{key}[{n}]", f"no text: expected one of {', '.join(TEXT_FIELDS)} as a non-empty string")
+            title = next((r[f] for f in TITLE_FIELDS if isinstance(r.get(f), str) and r[f].strip()), None)
+            url = next((r[f] for f in URL_FIELDS if isinstance(r.get(f), str) and r[f].strip()), None)
+            docs.append({"id": url or f"{len(out)}-{n}", "text": " ".join(text.split()), "title": title,
+                         "url": url, "source": "search_results_file"})
+        if _norm_question(question) in out:
+            raise BadField("question", "the same question appears in an earlier record")
+        out[_norm_question(question)] = docs[:k]
+        return None
+
+    convert_rows("truthfulqa_conflict documents", read_json_or_jsonl(path), convert, file=path, id_field="question")
+    return out
+
+
+# --------------------------------------------------------------------------- key entity
+
+_STOP = set("""a an the of in on at to for from by with about as into over under after before between is are was
+were be been being do does did doing have has had what which who whom whose when where why how if you your yours
+i me my we our us it its this that these those there their they them he she his her him can could should would
+will shall may might must than then so such not no yes or and but all any some most more many much very one
+happens happen happened typically really actually ever still just only also""".split())
+
+
+def key_entity(question: str) -> str:
+    """The question's key entity, by a simple heuristic (recorded per sample
+    so it can be audited): the longest run of capitalised words after the
+    first word, joined across "of", "the", "and" (``Declaration of
+    Independence``; a capitalised word right after a quote mark does not
+    count); without one, the longest content word not ending in -ed/-ing
+    (ties: the last), e.g. ``watermelon`` in "What happens to you if you
+    eat watermelon seeds?".
+
+    >>> key_entity("What did the Emancipation Proclamation do?"), key_entity("What happens if you eat watermelon seeds?")
+    ('Emancipation Proclamation', 'watermelon')
+    """
+    tokens = [(m.group(), question[max(0, m.start() - 1):m.start()])
+              for m in re.finditer(r"[A-Za-z0-9][A-Za-z0-9.'’\-]*[A-Za-z0-9]|[A-Za-z0-9]", question)]
+    runs: list[list[str]] = []
+    current: list[str] = []
+    for i, (w, before) in enumerate(tokens):
+        proper = i > 0 and w[0].isupper() and before not in "\"“'‘"
+        if proper:
+            current.append(w)
+        elif current and w.lower() in ("of", "the", "and") and i + 1 < len(tokens) and tokens[i + 1][0][0].isupper():
+            current.append(w)  # "Declaration of Independence", "Snow White and the Seven Dwarfs"
+        elif current:
+            runs.append(current)
+            current = []
+    if current:
+        runs.append(current)
+    if runs:
+        return " ".join(max(runs, key=len))
+    content = [w for w, _ in tokens if w.lower() not in _STOP and not w[0].isdigit()]
+    nouns = [w for w in content if not w.lower().endswith(("ed", "ing"))] or content
+    if not nouns:
+        return ""
+    best = max(len(w) for w in nouns)
+    return [w for w in nouns if len(w) == best][-1]
+
+
+def mentions(text: str, entity: str) -> bool:
+    """Every content word of ``entity`` starts a word of ``text``
+    (case-insensitive; ``watermelon`` matches "watermelons")."""
+    words = [w for w in entity.lower().split() if w not in _STOP] or entity.lower().split()
+    low = text.lower()
+    return bool(words) and all(re.search(r"(?<![a-z0-9])" + re.escape(w), low) for w in words)
+
+
+def key_entity_counts(documents: dict[str, list[dict]]) -> dict:
+    """Per run: how many retrieved documents mention their question's key entity."""
+    per_question = [(q, sum(mentions(d["text"] + " " + (d.get("title") or ""), key_entity(q)) for d in docs), len(docs))
+                    for q, docs in documents.items()]
+    return {"documents": sum(n for _, _, n in per_question),
+            "mentioning_key_entity": sum(m for _, m, _ in per_question),
+            "questions": len(per_question),
+            "questions_with_no_document_mentioning_it": sum(1 for _, m, n in per_question if m == 0),
+            "how": "key entity = longest capitalised run after the first word (joined across of/the/and), "
+                   "else the longest content word not ending in -ed/-ing; a document mentions it if every "
+                   "content word of it starts a word of the title or text"}

@@ -26,6 +26,8 @@ labelled / all (claim, document) pairs.
 
 from __future__ import annotations
 
+import logging
+
 from inspect_ai import Task, task
 from inspect_ai.model import ChatMessageUser, get_model
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, metric, scorer
@@ -37,6 +39,8 @@ from conflict_eval.scorers.conflictscore.parse import parse_rag_choice
 from conflict_eval.scorers.conflictscore.scorer import pooled_coverage, total
 
 from .prompts import CONTROL_RAG_TEMPLATE, RAG_TEMPLATE, fill
+
+logger = logging.getLogger(__name__)
 
 
 class ControlStore(StoreModel):
@@ -122,12 +126,18 @@ def _correct(reply: str, letters: str, options: list[str], gold: str) -> tuple[i
     "rag": [mean()], "control_rag": [mean()], "regenerated_rag": [mean()], "flagged": [mean()],
     "rag_parse_failure": [mean()], "control_parse_failure": [mean()], "regenerated_parse_failure": [mean()],
     "effect": [regeneration_effect()], "cs_undefined": [total()], "label_coverage": [pooled_coverage()],
+    "documents": [total()], "documents_mentioning_key_entity": [total(), mean()],
 })
 def truthfulqa_settings() -> Scorer:
     """Accuracy of the RAG, Control-RAG and Regenerated-RAG answers."""
     from conflict_eval.scorers.conflictscore.regenerate import RegenerationStore
 
+    from .dataset import key_entity, mentions
+
     async def score(state: TaskState, target: Target) -> Score:
+        record = state.metadata_as(ConflictQA)
+        entity = key_entity(record.question)
+        on_topic = sum(mentions(f"{p.title or ''} {p.text}", entity) for p in record.evidence)
         options = [c.value for c in state.choices]
         letters = LETTERS[: len(options)]
         gold = target.text
@@ -150,7 +160,8 @@ def truthfulqa_settings() -> Scorer:
                    "control_parse_failure": int(control_fail is not None),
                    "regenerated_parse_failure": int(regen_fail is not None), "effect": 0,
                    "cs_undefined": cs_undefined,
-                   "label_coverage": labelled / pairs if pairs else float("nan")},
+                   "label_coverage": labelled / pairs if pairs else float("nan"),
+                   "documents": len(record.evidence), "documents_mentioning_key_entity": on_topic},
             answer=final,
             explanation=f"gold {gold}; RAG {rag_letter}; Control-RAG {control_letter}; "
                         f"Regenerated-RAG {final} (flagged={regen.flagged})",
@@ -160,7 +171,7 @@ def truthfulqa_settings() -> Scorer:
                       "selected_claim": regen.selected_claim, "cs_c": regen.cs_c, "cs_r": regen.cs_r,
                       "not_scored_reason": regen.not_scored_reason,
                       "cs_undefined_reason": conflict.get("undefined_reason"),
-                      "labelled_pairs": labelled, "pairs": pairs},
+                      "labelled_pairs": labelled, "pairs": pairs, "key_entity": entity},
         )
 
     return score
@@ -172,6 +183,7 @@ def truthfulqa_conflict(
     background: list[str] | None = None,
     corpus: str | None = None,
     statements: str | None = None,
+    documents: str | None = None,
     retriever: str = "bm25",
     k: int = 10,
     seed: int = 0,
@@ -194,6 +206,10 @@ def truthfulqa_conflict(
             (default without ``corpus``: other questions' statements, never the
             question's own), ``all`` (the earlier behaviour: own answer key
             included), ``none`` (default with ``corpus``).
+        documents: per-question search results saved from a search API
+            (JSONL, see ``dataset.search_results_file``), used as each
+            question's documents (the paper's setting is the top 10 Google
+            results); questions without a record are left out and counted.
         retriever: ``bm25`` or ``dense`` (``conflict_eval.retrieval``).
         k: documents per question (the paper: top 10).
         seed: A/B order seed.
@@ -203,13 +219,25 @@ def truthfulqa_conflict(
     from conflict_eval.records import build_dataset
     from conflict_eval.scorers.conflictscore.regenerate import conflict_regenerate
 
-    from .dataset import STATEMENTS, build_corpus, retrieve, retrieve_from, truthfulqa_records
+    from .dataset import (
+        STATEMENTS,
+        _norm_question,
+        build_corpus,
+        key_entity_counts,
+        retrieve,
+        retrieve_from,
+        search_results_file,
+        truthfulqa_records,
+    )
 
     if not path:
         raise ValueError("truthfulqa_conflict needs -T path=FILE (TruthfulQA binary-choice JSONL)")
     if isinstance(background, str):
         background = [background]
-    statements = statements or ("none" if corpus else "others")
+    if documents and (corpus or background or statements):
+        raise ValueError("documents= gives each question its own documents: it cannot be combined with "
+                         "corpus=, background= or statements=")
+    statements = statements or ("none" if corpus or documents else "others")
     if statements not in STATEMENTS:
         raise ValueError(f"statements={statements!r}; expected one of {', '.join(STATEMENTS)}")
     if corpus and (statements != "none" or background):
@@ -217,14 +245,32 @@ def truthfulqa_conflict(
                          "statements=others|all (index the statements into it instead)")
     records = truthfulqa_records(path, seed=seed)
     questions = [r.question for r in records]
-    if corpus:
-        documents = retrieve_from(questions, corpus, k, retriever)
+    dropped: dict[str, int] = {}
+    if documents:
+        saved = search_results_file(documents, k)
+        found = {q: saved[_norm_question(q)] for q in questions if _norm_question(q) in saved}
+        if not found:
+            raise ValueError(f"truthfulqa_conflict: no question of {path} has a record in documents={documents} "
+                             "(the 'question' field must be the TruthfulQA Question)")
+        if len(found) < len(questions):
+            dropped["no record in the documents file"] = len(questions) - len(found)
+            logger.warning("truthfulqa_conflict: %d question(s) of %s have no record in %s: left out",
+                           len(questions) - len(found), path, documents)
+        unused = len(saved) - len({_norm_question(q) for q in found})
+        by_question = found
+        retrieval = _retrieval_block(documents, None, statements, retriever, path, search_file=True,
+                                     unmatched_records=unused)
+    elif corpus:
+        by_question = retrieve_from(questions, corpus, k, retriever)
         retrieval = _retrieval_block(corpus, None, statements, retriever, path)
     else:
         docs = build_corpus(path, background, statements)
-        documents = retrieve(questions, docs, retriever, k, exclude_own=statements == "others")
+        by_question = retrieve(questions, docs, retriever, k, exclude_own=statements == "others")
         retrieval = _retrieval_block(background, docs, statements, retriever, path)
-    records = truthfulqa_records(path, documents, seed=seed)
+    retrieval["key_entity_mentions"] = key_entity_counts(by_question)
+    records = truthfulqa_records(path, by_question, seed=seed)
+    if documents:
+        records = [r for r in records if r.question in by_question]
     return Task(
         dataset=build_dataset("truthfulqa_conflict", records, location=str(path)),
         solver=[conflict_regenerate(rag_answer(), claims=claims, labelling=labelling, backend=backend,
@@ -232,17 +278,44 @@ def truthfulqa_conflict(
                 control_rag_answer()],
         scorer=truthfulqa_settings(),
         name="truthfulqa_conflict",
-        metadata={"retrieval": retrieval},
+        metadata={"retrieval": retrieval, "dropped_records": dropped, "dropped_total": sum(dropped.values())},
     )
 
 
-def _retrieval_block(spec, docs: list[dict] | None, statements: str, retriever: str, path: str) -> dict:
-    """The ``retrieval`` eval-metadata block of this task."""
+#: The log's note for each setting: what the documents are, and that only
+#: per-question web search results resemble the paper's setting.
+PAPER_SETTING = ("The paper supplies the top 10 Google Search results per question (ConflictScore §6); ")
+NOTES = {
+    "others": PAPER_SETTING + "this offline default is NOT that setting: documents are retrieved from the "
+              "answer-key statements of the OTHER questions in the evaluated file (each question's own "
+              "statements excluded) plus any background passages, so they are often off-topic (see "
+              "key_entity_mentions) and scores are not comparable with Tables 4-5.",
+    "all": PAPER_SETTING + "this is NOT that setting: documents are retrieved from every answer-key statement "
+           "of the evaluated file, the question's OWN statements included (its Best Answer can be retrieved "
+           "verbatim), plus any background passages; scores are not comparable with Tables 4-5.",
+    "none": PAPER_SETTING + "this is NOT that setting: documents are retrieved from a separate corpus (or only "
+            "background passages) with no answer-key statements; scores are not comparable with Tables 4-5 "
+            "unless that corpus holds per-question web results.",
+    "search_file": PAPER_SETTING + "here each question's documents are the saved search results of "
+                   "-T documents= (the first k per question); they match the paper's setting only if they "
+                   "are the top 10 Google results.",
+}
+
+
+def _retrieval_block(spec, docs: list[dict] | None, statements: str, retriever: str, path: str,
+                     search_file: bool = False, **extra) -> dict:
+    """The ``retrieval`` eval-metadata block of this task (with a ``note``
+    that matches the setting)."""
     from conflict_eval.index import describe_source, open_corpus, retrieval_block
 
     answer_key = {"others": "other questions' statements only (own answer key excluded)",
                   "all": "every statement, the question's own answer key included",
                   "none": "no answer-key statements"}[statements]
+    note = NOTES["search_file" if search_file else statements]
+    if search_file:
+        desc = {"corpus": str(spec), "passages": None, "backend": "per-question search results file"}
+        return retrieval_block({"documents": desc}, {"documents": False}, dataset_files=[str(path)],
+                               answer_key_statements=statements, answer_key=answer_key, note=note, **extra)
     if docs is None:
         desc = describe_source(open_corpus(spec, retriever))
     else:
@@ -251,4 +324,4 @@ def _retrieval_block(spec, docs: list[dict] | None, statements: str, retriever: 
                 "statement_documents": sum(1 for d in docs if d["source"] == "truthfulqa_statement")}
     return retrieval_block({"documents": desc}, {"documents": statements != "none"},
                            specs={"documents": spec if docs is None else None}, dataset_files=[str(path)],
-                           answer_key_statements=statements, answer_key=answer_key)
+                           answer_key_statements=statements, answer_key=answer_key, note=note, **extra)

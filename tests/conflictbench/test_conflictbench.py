@@ -114,7 +114,7 @@ def test_decide_never_guesses_from_failures():
 def labeller(prompt: str) -> str:
     """Labels each document by its gold role (ECQA golden contexts are short;
     the negative contexts are LLM-written full sentences)."""
-    doc = prompt.split("Document to evaluate against")[1].split("</document>")[0]
+    doc = prompt.split("Document to evaluate against")[1].split("\n\nOutput format")[0]
     return '{"answer": "%s"}' % ("CONTRADICTS" if doc.count(" ") > 8 else "SUPPORTS")
 
 
@@ -296,3 +296,18 @@ def test_dropped_macnoise_records_are_counted_in_the_log(shared_data, tmp_path):
     log = eval(task, model=scripted_model(lambda p: '{"answer": "SUPPORTS"}'), limit=1, display="none")[0]
     assert log.status == "success", log.error
     assert log.eval.metadata["dropped_total"] == 1
+
+
+def test_verdict_first_replies_explaining_with_the_answer_is_are_read_as_the_verdict(shared_data):
+    # issue 27 Scoring 2: ConflictBench claims read 'The answer to the question ... is: X', so graders
+    # write "the answer is" while explaining; the verdict standing at the start of the reply wins
+    from conflict_eval.tasks.conflictbench.task import conflictbench
+
+    reply = ("IRRELEVANT\n\nThe document does not say whether the answer is living room; if it named it, "
+             "the label would be SUPPORTS.")
+    task = conflictbench(subsets="kre_ecqa", path=str(shared_data / "kre_ecqa" / "sample.jsonl"))
+    log = eval(task, model=scripted_model(lambda p: reply), limit=2, display="none")[0]
+    assert log.status == "success", log.error
+    for s in log.samples:
+        assert s.output.completion == NO_CONFLICT and s.scores["conflict_detection"].metadata["label_failures"] == []
+        assert set(s.metadata["detection"]["label_matrix"][0]) == {"IRRELEVANT"}

@@ -9,7 +9,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 from conflict_eval.download import DownloadError
-from conflict_eval.plugins.conflictqa.dataset import SETTINGS, conflictqa, load_conflictqa
+from conflict_eval.plugins.conflictqa.dataset import SETTINGS, conflictqa
 from conflict_eval.plugins.conflictqa.metrics import summary
 from conflict_eval.plugins.conflictqa.solver import format_prompt
 from conflict_eval.records import ConflictQA, DatasetError
@@ -74,8 +74,8 @@ def test_bad_options_and_records():
         conflictqa(path=str(FIXTURES / "mini.jsonl"), setting="counter")
     with pytest.raises(ValueError, match="option_order"):
         conflictqa(path=str(FIXTURES / "mini.jsonl"), option_order="random")
-    with pytest.raises(ValueError, match="unknown model"):
-        conflictqa(model="gpt5")
+    with pytest.raises(ValueError, match="unknown memory_model"):
+        conflictqa(memory_model="gpt5")
     row = _rows(FIXTURES / "mini.jsonl", 1)[0]
     del row["counter_memory"]
     from conflict_eval.plugins.conflictqa.dataset import converter
@@ -86,7 +86,7 @@ def test_bad_options_and_records():
 
 def test_download_wants_the_pinned_per_model_file():
     with pytest.raises(DownloadError) as err:
-        conflictqa(model="llama2-7b")
+        conflictqa(memory_model="llama2-7b")
     assert "595e02b6fedfdb03316b763e5036da93ffb12fbf/conflictQA/conflictQA-strategyQA-llama2-7b.json" in str(err.value)
 
 
@@ -149,9 +149,26 @@ def test_memorization_ratio_by_hand(shared_data, tmp_path, log_dir):
     assert m["memorization_ratio"] == pytest.approx(7 / 10)
     assert (m["memory_rate"], m["counter_rate"], m["uncertain_rate"], m["parse_failure_rate"]) == \
         pytest.approx((7 / 12, 3 / 12, 1 / 12, 1 / 12))
-    assert m["memorization_ratio[counter_memory]"] == 0.0  # 0 memory, 2 counter
-    assert m["uncertain_rate[counter_memory]"] == pytest.approx(1 / 3)
-    assert m["memorization_ratio[both_memory_first]"] == pytest.approx(2 / 3)
-    assert m["memorization_ratio[both_counter_first]"] == 1.0  # 2 memory, 0 counter
-    assert m["parse_failure_rate[both_counter_first]"] == pytest.approx(1 / 3)
-    assert m["memorization_ratio[memory_only]"] == 1.0 and m["n[memory_only]"] == 3
+    assert m["memorization_ratio:counter_memory"] == 0.0  # 0 memory, 2 counter
+    assert m["uncertain_rate:counter_memory"] == pytest.approx(1 / 3)
+    assert m["memorization_ratio:both_memory_first"] == pytest.approx(2 / 3)
+    assert m["memorization_ratio:both_counter_first"] == 1.0  # 2 memory, 0 counter
+    assert m["parse_failure_rate:both_counter_first"] == pytest.approx(1 / 3)
+    assert m["memorization_ratio:memory_only"] == 1.0 and m["n:memory_only"] == 3
+
+
+def test_standard_rag_takes_both_evidences_as_given_documents(log_dir):
+    """A multiple-choice dataset with its own documents: standard_rag numbers them and
+    asks the End-to-End question with the options; the letter is classed."""
+    model = scripted_model(lambda prompt: "B</a>")
+    [log] = inspect_eval("conflict_eval/run",
+                         task_args={"method": "standard_rag", "dataset": "conflictqa", "setting": "both_counter_first",
+                                    "path": str(FIXTURES / "mini.jsonl"), "scorer": "memorization_ratio"},
+                         model=model, limit=1, log_dir=log_dir, display="none")
+    assert log.status == "success", log.error
+    [prompt] = [m.text for call in model.script.calls for m in call]
+    row = _rows(FIXTURES / "mini.jsonl", 1)[0]
+    assert f"\n[1] {row['counter_memory']}\n[2] {row['parametric_memory']}" in prompt
+    assert f"A. {row['memory_answer']}\nB. {row['counter_answer']}\nC. Uncertain." in prompt
+    [sample] = log.samples
+    assert sample.scores["memorization_ratio"].metadata["class"] == "counter"

@@ -33,7 +33,7 @@ TABLE = {
 
 def _claim_doc(prompt: str) -> tuple[str, int]:
     claim = prompt.split("Claim to evaluate")[1].split("Document to evaluate against")[0].strip()
-    doc = prompt.split("Document to evaluate against")[1].split("</document>")[0]
+    doc = prompt.split("Document to evaluate against")[1].split("\n\nOutput format")[0]
     return claim, next(i + 1 for i, d in enumerate(DOCS) if d in doc)
 
 
@@ -202,7 +202,9 @@ def test_undefined_samples_do_not_enter_the_means():
         return '{"answer": "%s"}' % TABLE[(claim, doc)] if len(calls) <= 7 else "garbled"
 
     log = eval(Task(dataset=MemoryDataset([Sample(id=f"s{i}", input="Write about pets", metadata={"documents": DOCS})
-                                           for i in range(2)]), solver=generate(), scorer=conflictscore()),
+                                           for i in range(2)]), solver=generate(),
+                    # the two samples send identical prompts; without dedupe each gets its own grader reply
+                    scorer=conflictscore(grader_dedupe=False)),
                model=scripted_model(lambda p: RESPONSE), model_roles={"grader": scripted_model(judge_fn)},
                display="none", max_samples=1)[0]
     assert log.status == "success", log.error

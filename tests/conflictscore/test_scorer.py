@@ -25,7 +25,7 @@ def grader(prompt: str) -> str:
         return "Claims:\nCats purr.\nDogs purr."
     if prompt.startswith("Document-Claim"):
         claim = prompt.split("Claim to evaluate")[1].split("Document to evaluate against")[0]
-        doc = prompt.split("Document to evaluate against")[1].split("</document>")[0]
+        doc = prompt.split("Document to evaluate against")[1].split("\n\nOutput format")[0]
         if "Weather" in doc:
             return "not json at all"  # unparseable -> counted, never a label
         if "Dogs" in claim and "dogs never purr" in doc:

@@ -36,7 +36,7 @@ def judge(prompt: str) -> str:
         return "Claims: " + prompt.split("Report: ")[1].split("\n\nPlease identify")[0]
     if prompt.startswith("Document-Claim"):
         claim = prompt.split("Claim to evaluate")[1].split("Document to evaluate against")[0]
-        doc = prompt.split("Document to evaluate against")[1].split("</document>")[0]
+        doc = prompt.split("Document to evaluate against")[1].split("\n\nOutput format")[0]
         hedged = "Some sources" in claim  # a hedged claim is supported by both sides
         return '{"answer": "%s"}' % ("CONTRADICTS" if "Dallas Cowboys" in doc and not hedged else
                                      "SUPPORTS" if "Steelers" in doc else "IRRELEVANT")

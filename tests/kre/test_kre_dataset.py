@@ -66,12 +66,16 @@ def test_upstream_json_array_and_unspaced_key(shared_data, tmp_path):
     assert [r.evidence[0].text for r in records] == [r[" golden_context"] for r in rows]
 
 
-def test_repeated_question_gets_a_distinct_id(shared_data, tmp_path):
-    row = _rows(shared_data / "kre_ecare" / "sample.jsonl")[0]
+def test_repeated_question_is_rejected_like_every_duplicate(shared_data, tmp_path):
+    rows = _rows(shared_data / "kre_ecare" / "sample.jsonl")[:3]
     path = tmp_path / "dupe.jsonl"
-    path.write_text(json.dumps(row) + "\n" + json.dumps(row) + "\n")
-    a, b = [s.id for s in kre_ecare(path=str(path))]
-    assert b == a + "-2"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [rows[0], rows[1], rows[2], rows[0]]))
+    with pytest.raises(DatasetError) as err:
+        kre_ecare(path=str(path))
+    [problem] = err.value.problems
+    assert problem.field == "id" and problem.message == "duplicate id (2 records: line 1, line 4)"
+    assert f"1 bad record(s) in dataset 'kre_ecare' (file {path})" in str(err.value)
+    assert problem.record_id.startswith("kre_ecare-")
 
 
 def test_bad_records_are_all_reported_with_file_record_and_field(shared_data, tmp_path):

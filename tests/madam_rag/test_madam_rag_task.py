@@ -94,15 +94,15 @@ def test_calls_follow_the_loop_rules_on_the_shared_sample(shared_data, log_dir):
             assert store["final_answers"] == [a.strip() for a in row["gold_answers"]]
             assert (score.value["strict_em"], score.value["parse_failure"]) == (1, 0)
             assert score.answer == " | ".join(store["final_answers"])
-    metrics = {s.name: {m.name: m.value for m in s.metrics.values()} for s in log.results.scores}
-    assert metrics["parse_failure"]["mean"] == pytest.approx(1 / LIMIT)
-    assert metrics["strict_em"]["mean"] == pytest.approx((LIMIT - 1) / LIMIT)
+    metrics = {name: m.value for name, m in log.results.scores[0].metrics.items()}
+    assert metrics["parse_failure"] == pytest.approx(1 / LIMIT)
+    assert metrics["strict_em"] == pytest.approx((LIMIT - 1) / LIMIT)
 
 
 def test_each_agent_sees_the_other_agents_previous_responses(shared_data, log_dir):
     path, rows = _rows(shared_data)
     row = next(r for r in rows if len(r["documents"]) >= 3)
-    script, pattern_of = debate_script([row])  # one sample: pattern stop_at_2
+    script, _ = debate_script([row])  # one sample: pattern stop_at_2
     model = scripted_model(script)
     [log] = inspect_eval("conflict_eval/run",
                          task_args={"method": "madam_rag", "dataset": "ramdocs", "path": str(path),
@@ -198,3 +198,29 @@ def test_agent_calls_of_a_round_run_concurrently(shared_data, log_dir):
                          log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     assert probe["max"] == len(row["documents"])  # all agents of a round at once, aggregator alone
+
+
+def test_a_lone_agent_gets_the_round_one_prompt_again(log_dir):
+    from inspect_ai import Task
+    from inspect_ai.dataset import MemoryDataset
+
+    from conflict_eval.plugins.madam_rag.solver import madam_rag
+    from conflict_eval.records import ConflictQA, Passage, to_sample
+
+    record = ConflictQA(id="q1", dataset="one_doc", question="Who wrote Hamlet?", answers=["Shakespeare"],
+                        evidence=[Passage(text="Hamlet is a tragedy by William Shakespeare.")])
+    replies = ["Answer: Shakespeare. Explanation: the document.",  # round 1 agent
+               'All Correct Answers: ["Shakespeare"]. Explanation: agent 1.',  # round 1 aggregator
+               "Answer: Marlowe. Explanation: changed.",  # round 2 agent: changed -> aggregate
+               'All Correct Answers: ["Marlowe"]. Explanation: agent 1.',
+               "Answer: Marlowe. Explanation: same."]  # round 3 agent: unchanged -> stop
+    model = scripted_model(replies)
+    [log] = inspect_eval(Task(dataset=MemoryDataset([to_sample(record)]), solver=madam_rag()),
+                         model=model, log_dir=log_dir, display="none")
+    assert log.status == "success", log.error
+    prompts = [call[-1].text for call in model.script.calls]
+    assert len(prompts) == 5  # 1 agent x 3 rounds + 2 aggregations
+    assert prompts[0] == prompts[2] == prompts[4]  # no other agent to hear: no history
+    store = _store(log.samples[0])
+    assert store["stop_reason"] == "early_stop" and store["final_round"] == 2
+    assert store["final_answers"] == ["Marlowe"]

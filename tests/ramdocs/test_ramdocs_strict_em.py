@@ -76,14 +76,19 @@ def test_strict_em_and_breakdowns_by_hand(shared_data, tmp_path, log_dir):
     assert log.status == "success", log.error
     by_question = {s.metadata["question"]: s.scores["ramdocs_strict_em"].value["strict_em"] for s in log.samples}
     assert [by_question[r["question"]] for r in rows] == [em for _, em in CASES.values()]
-    metrics = {m.name: m.value for s in log.results.scores if s.name == "strict_em" for m in s.metrics.values()}
+    [scores] = log.results.scores
+    metrics = {name: m.value for name, m in scores.metrics.items()}
     # by hand: 4 of 7 right; ambiguous 67,68,69,71 -> 0,1,0,1; single 0,2,5 -> 1,0,1;
     # with misinformation 2,5,68,69,71 -> 0,1,1,0,1; without 0,67 -> 1,0
-    assert metrics["mean"] == pytest.approx(4 / 7)
-    assert metrics["ambiguous"] == pytest.approx(0.5)
-    assert metrics["single_answer"] == pytest.approx(2 / 3)
-    assert metrics["with_misinformation"] == pytest.approx(0.6)
-    assert metrics["without_misinformation"] == pytest.approx(0.5)
+    assert metrics["strict_em"] == pytest.approx(4 / 7)
+    assert metrics["strict_em:ambiguous"] == pytest.approx(0.5)
+    assert metrics["strict_em:single_answer"] == pytest.approx(2 / 3)
+    assert metrics["strict_em:with_misinformation"] == pytest.approx(0.6)
+    assert metrics["strict_em:without_misinformation"] == pytest.approx(0.5)
+    assert (metrics["n:ambiguous"], metrics["n:single_answer"]) == (4, 3)
+    assert metrics["parse_failure"] == 0
+    # stderr of 4 ones and 3 zeros: sqrt((4*(3/7)^2 + 3*(4/7)^2) / 6 / 7)
+    assert metrics["strict_em_stderr"] == pytest.approx(((4 * (3 / 7) ** 2 + 3 * (4 / 7) ** 2) / 6 / 7) ** 0.5)
 
 
 @pytest.mark.parametrize("method,calls", [("end_to_end", 1), ("standard_rag", 1), ("astuterag", 3),
