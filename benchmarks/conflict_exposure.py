@@ -23,7 +23,16 @@ Run on demand::
    :mod:`conflict_eval.accounting`. ACC/KRC on so few questions with a 135M
    model say only that the pipeline runs, nothing about the methods.
 
-Everything is offline. Writes ``benchmarks/results/conflict_exposure.{json,md}``.
+4. **Negatives** (``--negatives``, or only this with ``--negatives-only``):
+   each of Conflict Exposure, RobustRAG (LLM aggregation) and AstuteRAG with
+   ``negatives=true``, once with the two samples of a question sharing their
+   calls (the default) and once with ``share_calls=false`` (what every
+   negatives run cost before); calls, tokens and wall time per *question*,
+   read from the logs. ``--negatives-model scripted`` uses the zero-latency
+   scripted model (calls and tokens only, no meaningful time).
+
+Everything is offline. Writes ``benchmarks/results/conflict_exposure.{json,md}``
+(``--negatives-only``: ``conflict_exposure_negatives.{json,md}``).
 """
 
 from __future__ import annotations
@@ -72,7 +81,21 @@ def main() -> None:
     ap.add_argument("--kb", help="evaluate the methods on this KB file instead of the one built here")
     ap.add_argument("--dense-docs", type=int, help="index only the first N documents densely")
     ap.add_argument("--method-retriever", default="bm25", choices=["bm25", "dense"])
+    ap.add_argument("--negatives", action="store_true", help="also measure negatives=true with/without sharing")
+    ap.add_argument("--negatives-only", action="store_true", help="only the negatives measurement (needs --kb)")
+    ap.add_argument("--negatives-model", default=MODEL, help="model for the negatives measurement")
     args = ap.parse_args()
+    if args.negatives_only:
+        if not args.kb:
+            ap.error("--negatives-only needs --kb KB.json")
+        out = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+               "model": args.negatives_model, "max_tokens": args.max_tokens, "kb": Path(args.kb).name,
+               "questions": args.questions, "method_retriever": args.method_retriever,
+               "negatives": negatives(Path(args.kb), args)}
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / "conflict_exposure_negatives.json").write_text(json.dumps(out, indent=1) + "\n")
+        (RESULTS / "conflict_exposure_negatives.md").write_text(render_negatives(out))
+        return
 
     from inspect_ai import eval as inspect_eval
     from inspect_ai.log import read_eval_log
@@ -158,9 +181,77 @@ def main() -> None:
                                  "wall_seconds": round(seconds, 1), "scores": scores}
         print(label, json.dumps(out["methods"][label]))
 
+    if args.negatives:
+        out["negatives"] = negatives(kb_path, args)
+
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "conflict_exposure.json").write_text(json.dumps(out, indent=1) + "\n")
-    (RESULTS / "conflict_exposure.md").write_text(render(out))
+    (RESULTS / "conflict_exposure.md").write_text(render(out) + (render_negatives(out) if "negatives" in out else ""))
+
+
+NEGATIVE_METHODS = [("conflict_exposure", "conflict_exposure", {}),
+                    ("robustrag (llm)", "robustrag", {"aggregation": "llm"}),
+                    ("astuterag", "astuterag", {})]
+
+
+def negatives(kb_path: Path, args) -> dict:
+    """negatives=true per question, with and without shared calls (same KB, model and questions)."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.log import read_eval_log
+
+    from conflict_eval.accounting import log_costs
+
+    model = args.negatives_model
+    if model == "scripted":
+        model = "scripted/bench"
+    tmp = Path(tempfile.mkdtemp())
+    result: dict = {}
+    for label, method, options in NEGATIVE_METHODS:
+        result[label] = {}
+        for share in (False, True):
+            t = time.perf_counter()
+            [log] = inspect_eval("conflict_eval/conflict_exposure",
+                                 task_args={"path": str(kb_path), "method": method, "negatives": True,
+                                            "share_calls": share, "retriever": args.method_retriever,
+                                            **options},
+                                 model=model, max_tokens=args.max_tokens, limit=2 * args.questions,
+                                 log_dir=str(tmp / "logs"), display="none",
+                                 **({"model_args": {"reply": "Yes"}} if model.startswith("scripted/") else {}))
+            seconds = time.perf_counter() - t
+            log = read_eval_log(log.location)
+            costs = log_costs(log)
+            questions = len({c.sample_id.removesuffix(":neg") for c in costs}) if costs else 0
+            row = {"status": log.status, "samples": len(costs), "questions": questions,
+                   "calls_per_question": sum(c.calls for c in costs) / questions if questions else None,
+                   "tokens_per_question": sum(c.total_tokens for c in costs) / questions if questions else None,
+                   "wall_seconds_per_question": round(seconds / questions, 1) if questions else None,
+                   "calls_per_sample": {c.sample_id: c.calls for c in costs}}
+            result[label]["shared" if share else "independent"] = row
+            print(label, "shared" if share else "independent", json.dumps(row))
+        ind, sh = result[label]["independent"], result[label]["shared"]
+        if ind["calls_per_question"] and sh["calls_per_question"] is not None:
+            result[label]["calls_saved_per_question"] = ind["calls_per_question"] - sh["calls_per_question"]
+    return result
+
+
+def render_negatives(out: dict) -> str:
+    lines = ["", "## negatives=true: calls per question, shared vs independent", "",
+             f"Model `{out.get('negatives_model', out['model'])}`, KB `{out.get('kb', out.get('methods_kb', 'built above'))}`, "
+             f"{out['questions']} question(s) = {2 * out['questions']} samples per run, "
+             f"max_tokens {out['max_tokens']}. *Independent* is `-T share_calls=false` (each sample "
+             "runs the whole method, as every negatives run did before); *shared* is the default.", "",
+             "| method | calls/question independent | calls/question shared | saved | tokens independent | "
+             "tokens shared | s/question independent | s/question shared |",
+             "|---|---|---|---|---|---|---|---|"]
+    for label, r in out["negatives"].items():
+        i, s = r["independent"], r["shared"]
+        lines.append(f"| {label} | {i['calls_per_question']:.1f} | {s['calls_per_question']:.1f} | "
+                     f"{r.get('calls_saved_per_question', float('nan')):.1f} | {i['tokens_per_question']:.0f} | "
+                     f"{s['tokens_per_question']:.0f} | {i['wall_seconds_per_question']} | "
+                     f"{s['wall_seconds_per_question']} |")
+    lines += ["", "Calls and tokens are read from the logs' model events (conflict_eval.accounting): a call "
+              "reused by the sibling sample makes no model event and costs nothing.", ""]
+    return "\n".join(lines)
 
 
 def render(out: dict) -> str:

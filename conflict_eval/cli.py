@@ -257,13 +257,19 @@ def cmd_build_polluted_kb(args: argparse.Namespace) -> int:
     if not source.is_file():
         raise SystemExit(f"error: no such file {source}")
     kb = build_polluted_kb(source, args.model, types=types, limit=args.limit, shuffle=args.shuffle,
-                           seed=args.seed, prescreen=args.prescreen, k=args.k, retriever=args.retriever)
+                           seed=args.seed, prescreen=args.prescreen, k=args.k, retriever=args.retriever,
+                           corpus=args.corpus)
     save_kb(kb, args.out)
     from conflict_eval.plugins.polluted_kb.build import build_report
 
     r = build_report(kb)
     print(f"{args.out}: {r['clean_documents']} clean + {r['injected_documents']} injected documents, "
           f"{r['questions']} questions ({r['questions'] - r['with_target']} without a misinformation target)")
+    if kb.meta.corpus:
+        c = kb.meta.corpus
+        print(f"clean corpus from {c['kind']} {c['name']} ({c['passages']} passages); supporting paragraphs "
+              f"found by text {c['supporting_by_text']}, by title {c['supporting_by_title']}, "
+              f"added {c['supporting_added']}")
     print("targets rejected as too close to the gold answer: "
           + ", ".join(f"{n} {why} it" for why, n in r["target_rejected"].items())
           + f"; other target failures: {r['target_failed']}"
@@ -327,6 +333,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prescreen", action="store_true", help="§4.2 pre-screening on the clean corpus")
     p.add_argument("--k", type=int, default=5, help="documents retrieved when pre-screening")
     p.add_argument("--retriever", default="dense", choices=["dense", "bm25"])
+    p.add_argument("--corpus", help="clean corpus: an index directory from `conflict-eval index build` or a "
+                                    "corpus file it reads (e.g. BEIR HotpotQA corpus.jsonl, as in §4.2); "
+                                    "default: pool the source's own paragraphs")
     p.add_argument("--out", required=True, help="KB file to write (JSON)")
     p.set_defaults(fn=cmd_build_polluted_kb)
 

@@ -3,7 +3,10 @@
 1. Read HotpotQA questions with their Wikipedia paragraphs (IRCoT format:
    ``question_id``, ``question_text``, ``answers_objects``, ``contexts``) and
    pool the paragraphs of *all* records into one clean corpus (identical
-   title + text pairs are kept once).
+   title + text pairs are kept once) -- or, with ``corpus``, take the clean
+   corpus from any corpus built with ``conflict-eval index build`` (an index
+   directory) or any corpus file it reads (e.g. BEIR HotpotQA's
+   ``corpus.jsonl``, the corpus of §4.2); see :func:`corpus_documents`.
 2. For each question (the first ``limit``, after an optional seeded shuffle)
    ask the model for a misinformation target with the Figure 3 prompt.
 3. Inject pollution: Type I copies each gold supporting paragraph that
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import random
 import re
 from pathlib import Path
@@ -126,6 +130,78 @@ def pool_corpus(records: list[ConflictQA]) -> tuple[list[KBDocument], dict[str, 
     return docs, supporting, duplicates
 
 
+def _norm(text: str | None) -> str:
+    return " ".join((text or "").split()).casefold()
+
+
+def read_corpus(spec: str | Path) -> tuple[list[KBDocument], dict[str, Any]]:
+    """The passages of an index directory (``conflict-eval index build``) or of
+    a corpus file (any format ``conflict-eval index build`` reads), and where
+    they came from (for the KB meta)."""
+    from conflict_eval.download import sha256_file
+    from conflict_eval.index import is_index_dir, iter_corpus, read_manifest
+
+    spec = Path(spec)
+    if is_index_dir(spec):
+        manifest = read_manifest(spec)
+        docs = []
+        with open(spec / "passages.jsonl", encoding="utf-8") as f:
+            for line in f:
+                row = json.loads(line)
+                docs.append(KBDocument(id=str(row["id"]), title=row.get("title"), text=row["text"]))
+        info = {"kind": "index", "name": spec.name, "backend": manifest.get("backend"),
+                "corpus": manifest.get("corpus"), "passages": len(docs)}
+        return docs, info
+    if not spec.is_file():
+        raise FileNotFoundError(f"--corpus {spec}: neither an index directory (conflict-eval index build) "
+                                "nor a corpus file")
+    docs = [KBDocument(id=d.id, title=d.title, text=d.text) for d in iter_corpus(spec)]
+    return docs, {"kind": "file", "name": spec.name, "sha256": sha256_file(spec), "passages": len(docs)}
+
+
+def corpus_documents(records: list[ConflictQA], corpus: list[KBDocument]
+                     ) -> tuple[list[KBDocument], dict[str, list[str]], dict[str, int]]:
+    """The clean corpus from an external ``corpus``, each question's supporting
+    document ids, and counts of how the supporting paragraphs were found.
+
+    A question's supporting paragraph is the corpus passage with the same title
+    and text (white space and case aside), else the only passage with that
+    title (BEIR's corpus holds each article's first paragraph, HotpotQA's
+    paragraphs are those first paragraphs, so titles match where texts were
+    re-split); a paragraph found neither way is **added** to the corpus so the
+    gold knowledge stays retrievable and KRC stays defined, and counted.
+    """
+    docs = list(corpus)
+    by_text: dict[tuple[str, str], str] = {}
+    by_title: dict[str, list[str]] = {}
+    for d in docs:
+        by_text.setdefault((_norm(d.title), _norm(d.text)), d.id)
+        by_title.setdefault(_norm(d.title), []).append(d.id)
+    counts = {"supporting_by_text": 0, "supporting_by_title": 0, "supporting_added": 0}
+    supporting: dict[str, list[str]] = {}
+    ids = {d.id for d in docs}
+    for r in records:
+        supporting[r.id] = []
+        for p in r.evidence:
+            if p.label != "supporting":
+                continue
+            key = (_norm(p.title), _norm(p.text))
+            if key in by_text:
+                doc_id, how = by_text[key], "supporting_by_text"
+            elif len(by_title.get(key[0], [])) == 1:
+                doc_id, how = by_title[key[0]][0], "supporting_by_title"
+            else:
+                doc_id, how = f"{r.id}:{p.id}", "supporting_added"
+                if doc_id not in ids:
+                    docs.append(KBDocument(id=doc_id, title=p.title, text=p.text))
+                    ids.add(doc_id)
+                    by_text[key] = doc_id
+            counts[how] += 1
+            if doc_id not in supporting[r.id]:
+                supporting[r.id].append(doc_id)
+    return docs, supporting, counts
+
+
 # --------------------------------------------------------------------------
 # pollution
 
@@ -182,8 +258,13 @@ async def abuild_polluted_kb(
     prescreen: bool = False,
     k: int = 5,
     retriever: str = "dense",
+    corpus: str | Path | None = None,
 ) -> PollutedKB:
-    """Build the KB (async). ``model`` is an Inspect model or model name."""
+    """Build the KB (async). ``model`` is an Inspect model or model name.
+
+    ``corpus``: an index directory or corpus file for the clean corpus
+    (default: the pooled paragraphs of ``source``); the KB file holds a copy
+    of it, so it suits corpora that fit in memory."""
     from inspect_ai.model import get_model
 
     bad = [t for t in types if t not in POLLUTION_TYPES]
@@ -195,7 +276,14 @@ async def abuild_polluted_kb(
     source = Path(source)
     records = load_hotpotqa(source)
     model = get_model(model) if isinstance(model, str) else model
-    clean, supporting, duplicates = pool_corpus(records)
+    corpus_info = None
+    if corpus is None:
+        clean, supporting, duplicates = pool_corpus(records)
+    else:
+        external, corpus_info = read_corpus(corpus)
+        clean, supporting, found = corpus_documents(records, external)
+        corpus_info.update(found)
+        duplicates = 0
     chosen = list(records)
     if shuffle:
         random.Random(seed).shuffle(chosen)
@@ -261,6 +349,7 @@ async def abuild_polluted_kb(
         model=str(model), seed=seed, types=list(types), limit=limit,
         n_source_records=len(records), n_duplicate_paragraphs=duplicates, generate=dict(GENERATE),
         prescreen={"k": k, "retriever": retriever} if prescreen else None,
+        corpus=corpus_info,
     )
     return PollutedKB(meta=meta, documents=clean + injected_docs, questions=questions)
 

@@ -25,6 +25,7 @@ def polluted_kb(
     path: str | None = None,
     pollution: str = "all",
     negatives: bool = False,
+    share_calls: bool = True,
     prescreened: bool = False,
     limit: int | None = None,
     shuffle: bool = False,
@@ -42,6 +43,8 @@ def polluted_kb(
             paper only asks about the gold answer. The two samples of a
             question form a share group (:mod:`.shared`): the calls before
             the final question are made once and reused by the sibling.
+        share_calls: with ``negatives``, share those calls (default). False
+            runs the two samples independently (for measuring the saving).
         prescreened: keep only questions that passed the §4.2 pre-screening
             (the KB must have been built with ``--prescreen``).
         limit, shuffle, seed: as for every dataset.
@@ -51,6 +54,8 @@ def polluted_kb(
     out is logged.
     """
     check_pollution(pollution)
+    if not isinstance(share_calls, bool):
+        raise ValueError(f"polluted_kb: share_calls must be true or false, got {share_calls!r}")
     if path is None:
         raise ValueError(
             "polluted_kb needs path=KB_FILE; build one with "
@@ -73,7 +78,7 @@ def polluted_kb(
                       conflict_answer=q.target)
         extra = {"kb_path": str(kb_path), "pollution": pollution, "gold_answers": q.answers,
                  "supporting_ids": q.supporting_ids, "misinformation": q.target}
-        if negatives and q.target is not None:  # the two samples share their calls (shared.py)
+        if negatives and share_calls and q.target is not None:  # the two samples share calls (shared.py)
             extra.update({SHARE_GROUP: f"{kb_path}|{pollution}|{q.id}", SHARE_GROUP_SIZE: 2})
         records.append(ConflictQA(id=q.id, answers=["Yes"],
                                   extra={**extra, "candidate": q.answers[0]}, **common))

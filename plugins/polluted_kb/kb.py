@@ -88,6 +88,8 @@ class KBMeta(_Strict):
     n_duplicate_paragraphs: int
     generate: dict[str, Any]
     prescreen: dict[str, Any] | None = None
+    corpus: dict[str, Any] | None = None
+    """Where the clean corpus came from with ``--corpus`` (None: pooled from ``source``)."""
 
 
 class PollutedKB(_Strict):

@@ -54,10 +54,19 @@ def _retrieval(path: str | None, pollution: str, retriever: str) -> dict:
     from conflict_eval.index import retrieval_block
     from conflict_eval.plugins.polluted_kb.kb import load_kb
 
-    passages = len(load_kb(path).corpus(pollution)) if path else None
+    kb = load_kb(path) if path else None
+    passages = len(kb.corpus(pollution)) if kb else None
+    external = kb.meta.corpus if kb else None
+    if external:
+        note = (f"The KB's clean corpus is {external['kind']} {external['name']} ({external['passages']} "
+                f"passages; {external['supporting_added']} gold paragraphs missing from it were added) plus "
+                "the injected documents.")
+    else:
+        note = ("The KB pools the HotpotQA paragraphs of the questions it was built from (gold ones included) "
+                "plus the injected documents, not the BEIR HotpotQA Wikipedia corpus of Conflict Exposure §4.2 "
+                "(build with --corpus for that); comparable with that paper's setting only when built the "
+                "same way, not with open-corpus RAG results.")
     return retrieval_block(
-        {"polluted_kb": {"corpus": str(path), "passages": passages, "backend": f"{retriever} (in memory)"}},
-        {"polluted_kb": True},
-        note="The KB pools the HotpotQA paragraphs of the questions it was built from (gold ones included) "
-             "plus the injected documents, as Conflict Exposure's polluted KB does; comparable with that "
-             "paper's setting only when built from the same questions, not with open-corpus RAG results.")
+        {"polluted_kb": {"corpus": str(path), "passages": passages, "backend": f"{retriever} (in memory)",
+                         "clean_corpus": external or "pooled from the source questions"}},
+        {"polluted_kb": True}, note=note)

@@ -27,8 +27,9 @@ def run(
     Args:
         method: a registered method (``conflict-eval list``).
         dataset: a registered dataset.
-        scorer: registered metric name(s); default ``choice_accuracy`` for
-            multiple choice, ``token_f1`` otherwise.
+        scorer: registered metric name(s); default: the metric(s) the dataset
+            declares (``conflict_eval.compose.declares_metric``), else
+            ``choice_accuracy`` for multiple choice, ``token_f1`` otherwise.
         path: read the dataset from this local file (upstream format).
         **options: passed to whichever part accepts them by name.
     """

@@ -113,3 +113,19 @@ def test_refusal_split_undefined_without_cases(shared_data, log_dir):
     metrics = {k: m.value for sc in log.results.scores for k, m in sc.metrics.items()}
     assert metrics["refusal_split/cases"] == 0
     assert metrics["refusal_split/refusal_share"] != metrics["refusal_split/refusal_share"]  # NaN, not 0
+
+
+def test_issue_ecare_rows(shared_data):
+    """The issue's e-CARE shapes on the real rows: the option ending "desert.." (line 270) and
+    "Sahara desert" naming the manipulated option (line 242)."""
+    from conflict_eval.plugins.user_needs.dataset import kre_items
+    from conflict_eval.records import read_jsonl
+
+    items = {it.id: it for it in kre_items("kre_ecare", read_jsonl(shared_data / "kre_ecare" / "sample.jsonl"))}
+    desert = items["kre_ecare-270"]
+    assert desert.question.endswith("Options: He saw a native plant in the desert; John had cardiovascular disease.")
+    assert "desert.." not in desert.question
+    sahara = items["kre_ecare-242"]
+    options = sahara.extra["options"]
+    assert match_option("Sahara desert", options) == sahara.manipulated_answers[0]
+    assert match_option("Tom's experiments", options) == sahara.answers[0]
