@@ -7,7 +7,7 @@ import html
 import re
 from typing import Any
 
-from .stats import INTERVAL_METHODS, MetricSummary, Row
+from .stats import INTERVAL_METHODS, Comparison, MetricSummary, Row
 
 NOT_RUN = "not run"
 
@@ -114,3 +114,9 @@ def estimate_text(est: dict | None, r: Row) -> str:
             f"tokens in/out per sample {fmt(ps.get('input_tokens'), 0)}/{fmt(ps.get('output_tokens'), 0)} est vs "
             f"{fmt(r.input_tokens, 0)}/{fmt(r.output_tokens, 0)}; "
             f"total {money(tot.get('cost_usd'))} est vs {money(r.cost_total)}")
+
+
+def paired_interval(c: Comparison) -> str:
+    if c.ci:
+        return f"[{c.ci[0]:+.3f}, {c.ci[1]:+.3f}]"
+    return f"sign test p={c.p_value:.3g}" if c.p_value is not None else "n/a"

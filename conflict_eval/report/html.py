@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .format import (NOT_RUN, cell_parts, esc, estimate_text, fmt, interval, methods_used, metric_names,
-                     model_colours, money, slug, tasks_models)
+                     model_colours, money, paired_interval, slug, tasks_models)
 from .grouping import GROUP_TITLE, groups_of
 from .provenance import cell
 from .stats import arrow, direction
@@ -133,7 +133,7 @@ def _task_section(board: dict[str, Any], t: str, trows: list, colours: dict[str,
     keys = sorted({(s, m) for v in tm.values() if v for s, ms in v.items() for m in ms})
     if keys:
         tbl = _table("task-metrics", ["scorer / metric", *[esc(r.model) for r in trows]],
-                     [[f"{esc(s)} / {esc(m)} {arrow(m)}", *[fmt((tm[r.model] or {}).get(s, {}).get(m))
+                     [[f"{esc(s)} / {esc(m)} {arrow(m, s)}", *[fmt((tm[r.model] or {}).get(s, {}).get(m))
                                                             for r in trows]] for s, m in keys])
         out.append(f'<details class="task-metrics"{" open" if len(keys) <= WIDE else ""}><summary>The task\'s '
                    f"own metrics ({len(keys)}, as its Inspect scorers computed them per log; n/a when a cell "
@@ -143,9 +143,9 @@ def _task_section(board: dict[str, Any], t: str, trows: list, colours: dict[str,
         out.append(f"<h3>Paired comparisons ({esc(comps[0].metric)}, A - B on the sample ids both finished)</h3>")
         flag = {True: '<span class="sig">significant</span>', False: '<span class="ns">n.s.</span>', None: "n/a"}
         out.append(_table("paired", ["model A", "model B", "shared ids (of A / B)", "difference",
-                                     "95% paired bootstrap", ""],
+                                     "95% paired bootstrap (or sign test)", ""],
                           [[esc(c.model_a), esc(c.model_b), f"{c.n} (of {c.n_a} / {c.n_b})", f"{c.diff:+.3f}",
-                            f"[{c.ci[0]:+.3f}, {c.ci[1]:+.3f}]" if c.ci else "n/a", flag[c.significant]]
+                            paired_interval(c), flag[c.significant]]
                            for c in comps], left=2))
     out.append(_reproduce(prov, t, trows))
     out.append("</section>")

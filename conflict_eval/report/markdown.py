@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .format import (cell_text, estimate_text, fmt, interval, md_escape, methods_used, metric_names, money,
-                     tasks_models)
+                     paired_interval, tasks_models)
 from .grouping import GROUP_TITLE, groups_of
 from .provenance import cell
 from .stats import arrow
@@ -46,7 +46,7 @@ def task_detail(board: dict[str, Any], task: str) -> list[str]:
     if keys:
         lines += ["The task's own metrics (as its Inspect scorers computed them over each log; n/a when a cell "
                   "spans several logs):", ""]
-        body = [[k + " " + arrow(k.split("/", 1)[1]),
+        body = [[k + " " + arrow(k.split("/", 1)[1], k.split("/", 1)[0]),
                  *[fmt((tm[r.model] or {}).get(k.split("/", 1)[0], {}).get(k.split("/", 1)[1])) for r in rows]]
                 for k in keys]
         lines += _table(["metric", *[r.model for r in rows]], body) + [""]
@@ -54,9 +54,9 @@ def task_detail(board: dict[str, Any], task: str) -> list[str]:
     if comps:
         lines += [f"Paired comparisons ({comps[0].metric}, A - B on the sample ids both finished):", ""]
         body = [[c.model_a, c.model_b, f"{c.n} (of {c.n_a} / {c.n_b})", f"{c.diff:+.3f}",
-                 f"[{c.ci[0]:+.3f}, {c.ci[1]:+.3f}]" if c.ci else "n/a",
+                 paired_interval(c),
                  {True: "significant", False: "n.s.", None: "n/a"}[c.significant]] for c in comps]
-        lines += _table(["model A", "model B", "shared ids", "difference", "95% paired bootstrap", ""], body) + [""]
+        lines += _table(["model A", "model B", "shared ids", "difference", "95% paired bootstrap (or sign test)", ""], body) + [""]
     return lines
 
 

@@ -46,11 +46,11 @@ def test_plain_inspect_log_outside_a_git_checkout(tmp_path, monkeypatch):
     # includes(): "A" in reply -> C, "no idea" -> I, "C" -> C: 2 of 3
     assert row.metrics["includes"].mean == pytest.approx(2 / 3) and row.n == 3 and row.complete
     task = board["provenance"]["tasks"]["plain"]
-    assert task["git_commits"] == ["none (not run from a git checkout)"]
+    assert task["git_commits"] == ["none recorded (Inspect found no git checkout)"]
     assert task["datasets"] == ["unknown"] and task["conflict_eval"] == ["not recorded"]
     assert main(["leaderboard", "logs", "--out", "out"]) == 0
     md = (tmp_path / "out" / "leaderboard.md").read_text()
-    assert "none (not run from a git checkout)" in md
+    assert "none recorded (Inspect found no git checkout)" in md
     assert "inspect eval plain_task.py@plain --model mockllm/model" in md
     assert str(tmp_path) not in "".join(p.read_text() for p in (tmp_path / "out").iterdir())
 

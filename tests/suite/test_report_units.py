@@ -91,3 +91,17 @@ def test_short_heads_keep_only_settings_that_differ():
     heads = short_heads(keys)
     assert sorted(heads.values()) == ["cot/kre_ecqa (setting=conflict)", "cot/kre_ecqa (setting=mixed)",
                                       "cot/kre_ecqa (setting=no_conflict)", "microact/kre_ecare", "microact/kre_ecqa"]
+
+
+@pytest.mark.parametrize("n, p, significant", [(4, 2 / 2 ** 4, False), (6, 2 / 2 ** 6, True)])
+def test_paired_comparison_with_no_variation_uses_the_sign_test(n, p, significant):
+    """Model a right on every shared id, b wrong on every one: every difference is +1, a
+    bootstrap interval would be [1, 1]; the two-sided sign test gives p = 2 * 0.5^n."""
+    from conflict_eval.report.stats import paired_comparisons
+
+    a, b = _row("a", 1.0, None), _row("b", 0.0, None)
+    a.per_id_headline = {f"q{i}": 1.0 for i in range(n)}
+    b.per_id_headline = {f"q{i}": 0.0 for i in range(n + 2)}  # b has two ids a lacks: not compared
+    (c,) = paired_comparisons([a, b])
+    assert (c.n, c.n_a, c.n_b, c.diff, c.ci) == (n, n, n + 2, 1.0, None)
+    assert c.p_value == pytest.approx(p) and c.significant is significant
