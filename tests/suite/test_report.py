@@ -190,3 +190,37 @@ def test_page_in_headless_chromium(outputs, tmp_path):
         shutil.copy(shot, keep.replace(".png", "-report.png"))
         shot = Path(keep.replace(".png", "-report.png"))
     print(f"screenshot: {shot}")
+
+
+def test_spend_includes_failed_attempts_that_were_retried(tmp_path):
+    """A sample whose first attempt fails after its model call (retry_on_error=1):
+    Inspect keeps only the last attempt in model_usage; the $ total adds the
+    failed attempt's call, found in the sample's error_retries events."""
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import generate, solver
+
+    from conflict_eval.testing import scripted_model
+
+    failed = []
+
+    @solver
+    def fail_once():
+        async def solve(state, gen):
+            if state.sample_id == "b" and not failed:
+                failed.append(1)
+                raise RuntimeError("after the model call")
+            return state
+        return solve
+
+    task = Task(dataset=[Sample(input="one two", target="A", id="a"), Sample(input="three four", target="B", id="b")],
+                solver=[generate(), fail_once()], scorer=match(), name="retried")
+    inspect_eval(task, model=scripted_model(lambda prompt: "A"), log_dir=str(tmp_path), display="none",
+                 retry_on_error=1)
+    prices = {"mockllm/*": {"input": 1_000_000, "output": 1_000_000}}  # $1 per token: $ = tokens
+    (row,) = build_leaderboard([tmp_path], prices, bootstrap=0)["rows"]
+    assert row.n == 2 and row.complete
+    # each call: 2 input words + 1 output word = $3; a, b and b's failed attempt: 3 calls
+    assert row.cost_per_sample == pytest.approx(3.0) and row.cost_total == pytest.approx(9.0)
