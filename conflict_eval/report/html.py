@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .format import (NOT_RUN, cell_parts, esc, estimate_text, fmt, interval, methods_used, metric_names,
-                     model_colours, money, paired_interval, slug, tasks_models)
+from .format import (NOT_RUN, cell_parts, column_n, esc, estimate_text, fmt, interval, methods_used,
+                     metric_names, model_colours, money, paired_interval, slug, tasks_models)
 from .grouping import GROUP_TITLE, groups_of
 from .provenance import cell
 from .stats import arrow, direction
@@ -67,6 +67,7 @@ def _table(cls: str, head: list[str], body: list[list[str]], left: int = 1) -> s
 def _matrix(board: dict[str, Any], tasks: list[str], models: list[str], colours: dict[str, str]) -> str:
     rows, heads, ranks = board["rows"], board.get("heads") or {}, board.get("ranks") or {}
     cells = {(r.model, r.task): r for r in rows}
+    most = column_n(rows)
     first = {t: next((r for r in rows if r.task == t and r.headline), None) for t in tasks}
     out = ['<div class="wrap"><table id="matrix"><thead><tr><th class="l">model</th>']
     for t in tasks:
@@ -81,7 +82,7 @@ def _matrix(board: dict[str, Any], tasks: list[str], models: list[str], colours:
             if r is None:
                 out.append(f'<td class="not-run">{NOT_RUN}</td>')
                 continue
-            p = cell_parts(r, ranks.get((m, t)))
+            p = cell_parts(r, ranks.get((m, t)), most[t])
             cls = "" if r.complete else ' class="incomplete"'
             notes = f'<small class="note">{esc(p["notes"])}</small>' if p["notes"] else ""
             ci = f"<small>{esc(p['ci'])}</small>" if p["ci"] else ""
@@ -189,7 +190,8 @@ def to_html(board: dict[str, Any], title: str = "conflict-eval leaderboard") -> 
            f'<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>']
     out.append('<h2 id="matrix-title">Models x tasks</h2><p>Each cell: the task\'s headline metric (accuracy, '
                "else token F1, else the first metric; ↑ higher / ↓ lower is better) with its 95% interval, "
-               "notes (incomplete done/total, mostly parse failures or errors, best / tied: the interval overlaps "
+               "notes (incomplete done/total, fewer samples than the column's largest cell, mostly parse "
+               "failures or errors, best / tied: the interval overlaps "
                f"the best model's), n samples and $ spent. Intervals: <span id=\"interval-method\">"
                f"{esc(methods_used(rows))}</span>. A cell links to its task; a column head's tooltip is the "
                "task's full settings.</p>")

@@ -71,7 +71,8 @@ def _percentile_ci(means) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def interval(values: list[float], bootstrap: int = 1000, seed: int = 0) -> tuple[tuple[float, float] | None, str | None]:
+def interval(values: list[float], bootstrap: int = 1000,
+             seed: int = 0) -> tuple[tuple[float, float] | None, str | None]:
     """A 95% interval for the mean of ``values`` and its method (module docstring)."""
     import numpy as np
     from scipy import stats

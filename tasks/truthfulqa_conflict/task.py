@@ -32,6 +32,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 
+from conflict_eval.download import dataset_record
 from conflict_eval.records import LETTERS, ConflictQA
 from conflict_eval.scorers.conflictscore.parse import parse_rag_choice
 from conflict_eval.scorers.conflictscore.scorer import pooled_coverage, total
@@ -220,14 +221,16 @@ def truthfulqa_conflict(
         documents = retrieve(questions, docs, retriever, k, exclude_own=statements == "others")
         retrieval = _retrieval_block(background, docs, statements, retriever, path)
     records = truthfulqa_records(path, documents, seed=seed)
+    samples = build_dataset("truthfulqa_conflict", records, location=str(path))
     return Task(
-        dataset=build_dataset("truthfulqa_conflict", records, location=str(path)),
+        dataset=samples,
         solver=[conflict_regenerate(rag_answer(), claims=claims, labelling=labelling, backend=backend,
                                     nli_model=nli_model, grader_max_tokens=grader_max_tokens),
                 control_rag_answer()],
         scorer=truthfulqa_settings(),
         name="truthfulqa_conflict",
-        metadata={"retrieval": retrieval},
+        metadata={"retrieval": retrieval,
+                  "conflict_eval_provenance": {"dataset": dataset_record("truthfulqa_conflict", samples, path)}},
     )
 
 

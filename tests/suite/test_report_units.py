@@ -105,3 +105,15 @@ def test_paired_comparison_with_no_variation_uses_the_sign_test(n, p, significan
     (c,) = paired_comparisons([a, b])
     assert (c.n, c.n_a, c.n_b, c.diff, c.ci) == (n, n, n + 2, 1.0, None)
     assert c.p_value == pytest.approx(p) and c.significant is significant
+
+
+def test_cell_says_n_cost_and_when_it_has_fewer_samples_than_its_column():
+    from conflict_eval.report.format import cell_text
+
+    r = _row("a", 0.5, (0.2, 0.8))
+    r.cost_total = 0.25
+    assert cell_text(r, None, 10) == "0.500 [0.200, 0.800] · n=10 · $0.2500"
+    assert cell_text(r, "tied", 400) == "0.500 [0.200, 0.800] · fewer samples (10 vs 400) · tied · n=10 · $0.2500"
+    assert cell_text(None) == "not run"
+    r.parse_failure_rate, r.metrics["accuracy"] = 1.0, MetricSummary(0.0, None, (0.0, 0.28), 10)
+    assert cell_text(r, None, 10) == "0.000 [0.000, 0.280] · 100% parse failures · n=10 · $0.2500"
