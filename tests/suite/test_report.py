@@ -224,3 +224,25 @@ def test_spend_includes_failed_attempts_that_were_retried(tmp_path):
     assert row.n == 2 and row.complete
     # each call: 2 input words + 1 output word = $3; a, b and b's failed attempt: 3 calls
     assert row.cost_per_sample == pytest.approx(3.0) and row.cost_total == pytest.approx(9.0)
+
+
+def test_a_log_killed_before_any_sample_is_an_incomplete_cell(tmp_path):
+    """A run killed at once leaves a header and no samples: the cell is shown
+    (with --allow-incomplete) as incomplete 0/N, never silently missing."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from conflict_eval.compose import compose_task
+    from conflict_eval.report.format import cell_text
+
+    (log,) = inspect_eval(compose_task("end_to_end", "demo"), model="oracle/A", limit=3, display="none",
+                          log_dir=str(tmp_path / "done"))
+    killed = read_eval_log(log.location)
+    killed.status, killed.samples, killed.results = "started", [], None
+    killed.eval.model, killed.eval.eval_id = "oracle/B", "killed-at-once"
+    write_eval_log(killed, str(tmp_path / "killed" / "killed.eval"))
+    with pytest.raises(IncompleteLogsError, match=r"oracle/B x end_to_end/demo: 0/3 samples, log status started"):
+        build_leaderboard([tmp_path])
+    rows = {r.model: r for r in build_leaderboard([tmp_path], allow_incomplete=True)["rows"]}
+    assert rows["oracle/A"].complete and not rows["oracle/B"].complete
+    assert cell_text(rows["oracle/B"]) == "no metric · incomplete 0/3 · n=0 · $ n/a"
