@@ -9,7 +9,7 @@ from .costs import load_model_cost_config, load_prices
 from .grouping import short_heads
 from .logs import completeness, deduplicate, read_records, spend
 from .provenance import provenance
-from .stats import aggregate, paired_comparisons, ranks
+from .stats import Row, aggregate, paired_comparisons, ranks
 
 
 class IncompleteLogsError(ValueError):
@@ -36,7 +36,14 @@ def build_leaderboard(log_dirs: list[str | Path], prices: dict | None = None, bo
     evals = stats.pop("evals", {})
     kept, dropped = deduplicate(records)
     stats["duplicates_dropped"] = dropped
-    rows = aggregate(kept, bootstrap, seed, status=completeness(kept, evals), spend=spend(records))
+    status, spent = completeness(kept, evals), spend(records)
+    rows = aggregate(kept, bootstrap, seed, status=status, spend=spent)
+    # a cell whose logs hold no sample yet (killed at once) is still a cell: incomplete 0/N
+    have = {(r.model, r.task) for r in rows}
+    rows = sorted(rows + [Row(model=m, task=t, n=0, errors=0, metrics={}, parse_failure_rate=None, calls=0.0,
+                              input_tokens=0.0, output_tokens=0.0, cost_per_sample=None,
+                              cost_total=spent.get((m, t)), cost_source=None, groups={}, headline=None, status=st)
+                          for (m, t), st in status.items() if (m, t) not in have], key=lambda r: (r.model, r.task))
     incomplete = [r for r in rows if not r.complete]
     if incomplete and not allow_incomplete:
         raise IncompleteLogsError(incomplete)

@@ -7,7 +7,7 @@ import html
 import re
 from typing import Any
 
-from .stats import INTERVAL_METHODS, MetricSummary, Row
+from .stats import INTERVAL_METHODS, Comparison, MetricSummary, Row
 
 NOT_RUN = "not run"
 
@@ -47,14 +47,17 @@ def headline(r: Row | None) -> MetricSummary | None:
     return r.metrics.get(r.headline) if r is not None and r.headline else None
 
 
-def cell_parts(r: Row | None, rank: str | None = None) -> dict[str, str]:
-    """The pieces of one matrix cell: value, interval, notes, n, $."""
+def cell_parts(r: Row | None, rank: str | None = None, column_n: int | None = None) -> dict[str, str]:
+    """The pieces of one matrix cell: value, interval, notes, n, $ (``column_n``:
+    the most samples any cell of the column has)."""
     if r is None:
         return {"value": NOT_RUN, "ci": "", "notes": "", "n": "", "cost": ""}
     m = headline(r)
     notes = []
     if not r.complete and r.status is not None:
         notes.append(f"incomplete {r.status.done}/{r.status.total}")
+    elif column_n and r.n < column_n:
+        notes.append(f"fewer samples ({r.n} vs {column_n})")
     if note := r.failure_note():
         notes.append(note)
     if rank:
@@ -64,8 +67,8 @@ def cell_parts(r: Row | None, rank: str | None = None) -> dict[str, str]:
             "notes": " · ".join(notes), "n": f"n={r.n}", "cost": money(r.cost_total)}
 
 
-def cell_text(r: Row | None, rank: str | None = None) -> str:
-    p = cell_parts(r, rank)
+def cell_text(r: Row | None, rank: str | None = None, column_n: int | None = None) -> str:
+    p = cell_parts(r, rank, column_n)
     if r is None:
         return NOT_RUN
     head = " ".join(x for x in (p["value"], p["ci"]) if x)
@@ -114,3 +117,17 @@ def estimate_text(est: dict | None, r: Row) -> str:
             f"tokens in/out per sample {fmt(ps.get('input_tokens'), 0)}/{fmt(ps.get('output_tokens'), 0)} est vs "
             f"{fmt(r.input_tokens, 0)}/{fmt(r.output_tokens, 0)}; "
             f"total {money(tot.get('cost_usd'))} est vs {money(r.cost_total)}")
+
+
+def paired_interval(c: Comparison) -> str:
+    if c.ci:
+        return f"[{c.ci[0]:+.3f}, {c.ci[1]:+.3f}]"
+    return f"sign test p={c.p_value:.3g}" if c.p_value is not None else "n/a"
+
+
+def column_n(rows: list[Row]) -> dict[str, int]:
+    """Per task, the most samples any model's cell has."""
+    out: dict[str, int] = {}
+    for r in rows:
+        out[r.task] = max(out.get(r.task, 0), r.n)
+    return out

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .format import (NOT_RUN, cell_parts, esc, estimate_text, fmt, interval, methods_used, metric_names,
-                     model_colours, money, slug, tasks_models)
+from .format import (NOT_RUN, cell_parts, column_n, esc, estimate_text, fmt, interval, methods_used,
+                     metric_names, model_colours, money, paired_interval, slug, tasks_models)
 from .grouping import GROUP_TITLE, groups_of
 from .provenance import cell
 from .stats import arrow, direction
@@ -67,6 +67,7 @@ def _table(cls: str, head: list[str], body: list[list[str]], left: int = 1) -> s
 def _matrix(board: dict[str, Any], tasks: list[str], models: list[str], colours: dict[str, str]) -> str:
     rows, heads, ranks = board["rows"], board.get("heads") or {}, board.get("ranks") or {}
     cells = {(r.model, r.task): r for r in rows}
+    most = column_n(rows)
     first = {t: next((r for r in rows if r.task == t and r.headline), None) for t in tasks}
     out = ['<div class="wrap"><table id="matrix"><thead><tr><th class="l">model</th>']
     for t in tasks:
@@ -81,7 +82,7 @@ def _matrix(board: dict[str, Any], tasks: list[str], models: list[str], colours:
             if r is None:
                 out.append(f'<td class="not-run">{NOT_RUN}</td>')
                 continue
-            p = cell_parts(r, ranks.get((m, t)))
+            p = cell_parts(r, ranks.get((m, t)), most[t])
             cls = "" if r.complete else ' class="incomplete"'
             notes = f'<small class="note">{esc(p["notes"])}</small>' if p["notes"] else ""
             ci = f"<small>{esc(p['ci'])}</small>" if p["ci"] else ""
@@ -133,7 +134,7 @@ def _task_section(board: dict[str, Any], t: str, trows: list, colours: dict[str,
     keys = sorted({(s, m) for v in tm.values() if v for s, ms in v.items() for m in ms})
     if keys:
         tbl = _table("task-metrics", ["scorer / metric", *[esc(r.model) for r in trows]],
-                     [[f"{esc(s)} / {esc(m)} {arrow(m)}", *[fmt((tm[r.model] or {}).get(s, {}).get(m))
+                     [[f"{esc(s)} / {esc(m)} {arrow(m, s)}", *[fmt((tm[r.model] or {}).get(s, {}).get(m))
                                                             for r in trows]] for s, m in keys])
         out.append(f'<details class="task-metrics"{" open" if len(keys) <= WIDE else ""}><summary>The task\'s '
                    f"own metrics ({len(keys)}, as its Inspect scorers computed them per log; n/a when a cell "
@@ -143,9 +144,9 @@ def _task_section(board: dict[str, Any], t: str, trows: list, colours: dict[str,
         out.append(f"<h3>Paired comparisons ({esc(comps[0].metric)}, A - B on the sample ids both finished)</h3>")
         flag = {True: '<span class="sig">significant</span>', False: '<span class="ns">n.s.</span>', None: "n/a"}
         out.append(_table("paired", ["model A", "model B", "shared ids (of A / B)", "difference",
-                                     "95% paired bootstrap", ""],
+                                     "95% paired bootstrap (or sign test)", ""],
                           [[esc(c.model_a), esc(c.model_b), f"{c.n} (of {c.n_a} / {c.n_b})", f"{c.diff:+.3f}",
-                            f"[{c.ci[0]:+.3f}, {c.ci[1]:+.3f}]" if c.ci else "n/a", flag[c.significant]]
+                            paired_interval(c), flag[c.significant]]
                            for c in comps], left=2))
     out.append(_reproduce(prov, t, trows))
     out.append("</section>")
@@ -189,7 +190,8 @@ def to_html(board: dict[str, Any], title: str = "conflict-eval leaderboard") -> 
            f'<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>']
     out.append('<h2 id="matrix-title">Models x tasks</h2><p>Each cell: the task\'s headline metric (accuracy, '
                "else token F1, else the first metric; ↑ higher / ↓ lower is better) with its 95% interval, "
-               "notes (incomplete done/total, mostly parse failures or errors, best / tied: the interval overlaps "
+               "notes (incomplete done/total, fewer samples than the column's largest cell, mostly parse "
+               "failures or errors, best / tied: the interval overlaps "
                f"the best model's), n samples and $ spent. Intervals: <span id=\"interval-method\">"
                f"{esc(methods_used(rows))}</span>. A cell links to its task; a column head's tooltip is the "
                "task's full settings.</p>")

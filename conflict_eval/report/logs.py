@@ -56,6 +56,7 @@ class SampleRecord:
     cost_source: str | None = None
     source: str = ""
     uuid: str | None = None
+    retry_cost: float | None = 0.0  # $ of the sample's failed attempts (retry_on_error), None when unpriced
 
     @property
     def key(self) -> tuple:
@@ -197,11 +198,13 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
         values, parse = score_values(sample.scores or {})
         c = sample_cost(sample)
         usd, src = sample_cost_usd(sample.model_usage or {}, cost_config, prices)
+        retried = retry_usage(sample)
+        retry_usd = sample_cost_usd(retried, cost_config, prices)[0] if retried else 0.0
         return json.dumps({
             "id": str(sample.id), "epoch": sample.epoch, "values": values, "parse": parse,
             "ok": sample.error is None and bool(sample.scores), "group": sample_group(sample.metadata),
             "calls": c.calls, "in": c.input_tokens, "out": c.output_tokens, "cost": usd, "cost_source": src,
-            "uuid": sample.uuid})
+            "uuid": sample.uuid, "retry_cost": retry_usd})
 
     cols = [SampleColumn("ce_facts", path=facts, full=True)]
     # one log at a time: samples_df drops copies of a sample (same uuid) across
@@ -214,10 +217,24 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
             model=ev.model, task=ev.task, seed=ev.seed, sample_id=f["id"], epoch=int(f["epoch"]), ok=f["ok"],
             completed=ev.completed, values=f["values"], parse_failure=f["parse"], group=f["group"],
             calls=f["calls"], input_tokens=f["in"], output_tokens=f["out"], cost=f["cost"],
-            cost_source=f["cost_source"], source=ev.log, uuid=f["uuid"]))
+            cost_source=f["cost_source"], source=ev.log, uuid=f["uuid"], retry_cost=f["retry_cost"]))
     stats["samples_read"] = len(records)
     stats["evals"] = evals
     return records, stats
+
+
+def retry_usage(sample) -> dict:
+    """Model usage of a sample's failed attempts (``retry_on_error``): Inspect
+    keeps their events in ``error_retries``, not in ``model_usage``."""
+    from inspect_ai.event import ModelEvent
+    from inspect_ai.model import ModelUsage
+
+    out: dict[str, ModelUsage] = {}
+    for retry in sample.error_retries or []:
+        for event in retry.events or []:
+            if isinstance(event, ModelEvent) and event.output is not None and event.output.usage is not None:
+                out[event.model] = out.get(event.model, ModelUsage()) + event.output.usage
+    return out
 
 
 def deduplicate(records: list[SampleRecord]) -> tuple[list[SampleRecord], int]:
@@ -232,7 +249,7 @@ def deduplicate(records: list[SampleRecord]) -> tuple[list[SampleRecord], int]:
 
 def spend(records: list[SampleRecord]) -> dict[tuple[str, str], float | None]:
     """$ spent per cell: every sample run once per uuid, errored and retried
-    copies included (None when a sample that made calls has no price)."""
+    copies and failed attempts included (None when a call has no price)."""
     seen: set = set()
     out: dict[tuple[str, str], float | None] = defaultdict(float)
     for r in records:
@@ -241,10 +258,10 @@ def spend(records: list[SampleRecord]) -> dict[tuple[str, str], float | None]:
             continue
         seen.add(ident)
         k = row_key(r.model, r.task)
-        if r.cost is None and (r.input_tokens or r.output_tokens):
+        if (r.cost is None and (r.input_tokens or r.output_tokens)) or r.retry_cost is None:
             out[k] = None
         elif out[k] is not None:
-            out[k] += r.cost or 0.0
+            out[k] += (r.cost or 0.0) + r.retry_cost
     return dict(out)
 
 

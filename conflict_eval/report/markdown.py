@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .format import (cell_text, estimate_text, fmt, interval, md_escape, methods_used, metric_names, money,
-                     tasks_models)
+from .format import (cell_text, column_n, estimate_text, fmt, interval, md_escape, methods_used, metric_names,
+                     money, paired_interval, tasks_models)
 from .grouping import GROUP_TITLE, groups_of
 from .provenance import cell
 from .stats import arrow
@@ -17,7 +17,8 @@ from .stats import arrow
 
 def _table(head: list[str], body: list[list[Any]]) -> list[str]:
     rows = [[md_escape(c) for c in row] for row in [head, *body]]
-    return ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    return [lines[0], "|" + "---|" * len(head), *lines[1:]]
 
 
 def task_detail(board: dict[str, Any], task: str) -> list[str]:
@@ -46,7 +47,7 @@ def task_detail(board: dict[str, Any], task: str) -> list[str]:
     if keys:
         lines += ["The task's own metrics (as its Inspect scorers computed them over each log; n/a when a cell "
                   "spans several logs):", ""]
-        body = [[k + " " + arrow(k.split("/", 1)[1]),
+        body = [[k + " " + arrow(k.split("/", 1)[1], k.split("/", 1)[0]),
                  *[fmt((tm[r.model] or {}).get(k.split("/", 1)[0], {}).get(k.split("/", 1)[1])) for r in rows]]
                 for k in keys]
         lines += _table(["metric", *[r.model for r in rows]], body) + [""]
@@ -54,9 +55,10 @@ def task_detail(board: dict[str, Any], task: str) -> list[str]:
     if comps:
         lines += [f"Paired comparisons ({comps[0].metric}, A - B on the sample ids both finished):", ""]
         body = [[c.model_a, c.model_b, f"{c.n} (of {c.n_a} / {c.n_b})", f"{c.diff:+.3f}",
-                 f"[{c.ci[0]:+.3f}, {c.ci[1]:+.3f}]" if c.ci else "n/a",
+                 paired_interval(c),
                  {True: "significant", False: "n.s.", None: "n/a"}[c.significant]] for c in comps]
-        lines += _table(["model A", "model B", "shared ids", "difference", "95% paired bootstrap", ""], body) + [""]
+        head = ["model A", "model B", "shared ids", "difference", "95% paired bootstrap (or sign test)", ""]
+        lines += _table(head, body) + [""]
     return lines
 
 
@@ -96,9 +98,10 @@ def to_markdown(board: dict[str, Any]) -> str:
              "Each cell: headline metric (accuracy, else token F1, else the first metric) [95% interval] · notes · "
              f"n samples · $ spent. Intervals: {methods_used(rows)}. "
              "\"tied\": the interval overlaps the best model's.", ""]
-    head_cells = [f"{heads.get(t, t)} · {first[t].headline} {arrow(first[t].headline)}" if first[t] else heads.get(t, t)
-                  for t in tasks]
-    body = [[m, *[cell_text(cells.get((m, t)), ranks.get((m, t))) for t in tasks]] for m in models]
+    head_cells = [f"{heads.get(t, t)} · {first[t].headline} {arrow(first[t].headline)}" if first[t]
+                  else heads.get(t, t) for t in tasks]
+    most = column_n(rows)
+    body = [[m, *[cell_text(cells.get((m, t)), ranks.get((m, t)), most[t]) for t in tasks]] for m in models]
     lines += _table(["model", *head_cells], body) + [""]
     if any(heads.get(t, t) != t for t in tasks):
         lines += ["Columns:", ""] + _table(["column", "task"], [[heads.get(t, t), t] for t in tasks]) + [""]

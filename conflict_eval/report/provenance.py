@@ -167,7 +167,7 @@ def provenance(rows: list[Row], evals: dict[str, EvalFacts]) -> dict[str, Any]:
                         or "no grader role (model-graded scorers use the evaluated model)")
         t["conflict_eval"].add((h.get("metadata") or {}).get("conflict_eval_version") or NOT_RECORDED)
         t["inspect_ai"].add((h.get("packages") or {}).get("inspect_ai") or NOT_RECORDED)
-        t["git_commits"].add(h.get("git_commit") or "none (not run from a git checkout)")
+        t["git_commits"].add(h.get("git_commit") or "none recorded (Inspect found no git checkout)")
         margs = h.get("model_args") or {}
         t["models"][ev.model] = {
             "endpoint": h.get("base_url") or f"provider {ev.model.split('/')[0]} (default endpoint)",

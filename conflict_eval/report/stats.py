@@ -14,6 +14,8 @@ paired comparisons, ties and metric direction.
 * **Paired comparisons**: two models on one task, over the sample ids both
   finished (and how many that is of each model's ids); the difference of their
   headline means with a paired bootstrap interval. "n.s." when it contains 0.
+  When every paired difference is the same (the bootstrap would be
+  zero-width), there is no interval and the two-sided sign test decides.
 * **Ties**: in a task's column, a model is tied with the best when their
   intervals overlap.
 """
@@ -46,7 +48,10 @@ def direction(metric: str) -> str:
     return "lower" if last in LOWER_IS_BETTER else "higher"
 
 
-def arrow(metric: str) -> str:
+def arrow(metric: str, scorer: str | None = None) -> str:
+    """↑ or ↓; a task metric named for a statistic (``mean``, ``grouped_*``) takes its scorer's direction."""
+    if scorer and (metric == "mean" or metric.startswith("grouped_")):
+        metric = scorer
     return "↓" if direction(metric) == "lower" else "↑"
 
 
@@ -66,7 +71,8 @@ def _percentile_ci(means) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def interval(values: list[float], bootstrap: int = 1000, seed: int = 0) -> tuple[tuple[float, float] | None, str | None]:
+def interval(values: list[float], bootstrap: int = 1000,
+             seed: int = 0) -> tuple[tuple[float, float] | None, str | None]:
     """A 95% interval for the mean of ``values`` and its method (module docstring)."""
     import numpy as np
     from scipy import stats
@@ -160,10 +166,13 @@ class Comparison:
     ci: tuple[float, float] | None
     n_a: int = 0
     n_b: int = 0
+    p_value: float | None = None  # sign test, when every paired difference is the same (no interval)
 
     @property
     def significant(self) -> bool | None:
-        return None if self.ci is None else not (self.ci[0] <= 0.0 <= self.ci[1])
+        if self.ci is None:
+            return None if self.p_value is None else self.p_value < 0.05
+        return not (self.ci[0] <= 0.0 <= self.ci[1])
 
 
 def aggregate(records: list[SampleRecord], bootstrap: int = 1000, seed: int = 0, *,
@@ -248,8 +257,16 @@ def paired_comparisons(rows: list[Row], bootstrap: int = 1000, seed: int = 0) ->
                             boot[(r.model, ids)] = v[idx].mean(axis=1)
                     # mean of the paired differences on a resample = difference of the two means on it
                     ci = _percentile_ci(boot[(a.model, ids)] - boot[(b.model, ids)])
+                p = None
+                d = va - vb
+                if len(ids) > 0 and float(d.min()) == float(d.max()) != 0.0:
+                    # every difference the same: a bootstrap interval would be zero-width; the two-sided
+                    # sign test (scipy.stats.binomtest) says whether n equal signs are beyond chance
+                    from scipy.stats import binomtest
+
+                    ci, p = None, float(binomtest(int((d > 0).sum()), len(ids)).pvalue)
                 out.append(Comparison(task, a.headline, a.model, b.model, len(ids), diff, ci,
-                                      len(a.per_id_headline), len(b.per_id_headline)))
+                                      len(a.per_id_headline), len(b.per_id_headline), p))
     return out
 
 

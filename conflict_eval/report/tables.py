@@ -53,9 +53,9 @@ def conflict_types_csv(rows: list[Row]) -> str:
 
 def paired_csv(comps: list[Comparison]) -> str:
     body = [[c.task, c.metric, c.model_a, c.model_b, c.n, c.diff, c.ci[0] if c.ci else None,
-             c.ci[1] if c.ci else None, c.significant, c.n_a, c.n_b] for c in comps]
+             c.ci[1] if c.ci else None, c.significant, c.n_a, c.n_b, c.p_value] for c in comps]
     return _csv(["task", "metric", "model_a", "model_b", "n", "difference", "ci_low", "ci_high", "significant",
-                 "n_model_a", "n_model_b"], body)
+                 "n_model_a", "n_model_b", "sign_test_p"], body)
 
 
 def to_json(board: dict[str, Any]) -> str:

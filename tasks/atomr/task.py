@@ -15,6 +15,8 @@ per-category breakdown).
 from inspect_ai import Task, task
 from inspect_ai.model import GenerateConfig
 
+from conflict_eval.download import dataset_record
+
 DATASETS = ("hotpotqa", "2wiki", "musique", "crag", "blendqa")
 METHODS = ("atomr", "atomr_standard", "atomr_cot", "atomr_standard_rag")
 DEFAULT_SOURCES = {"hotpotqa": "text", "2wiki": "text", "musique": "text", "crag": "web",
@@ -101,7 +103,8 @@ def atomr(
         config=GenerateConfig(temperature=0.0, top_p=1.0),
         name=f"atomr_{method}_{dataset}",
         metadata={"method": method, "dataset": dataset, "sources": sources, "path": path,
-                  "retrieval": retrieval, **({"plans": plans} if plans else {})},
+                  "retrieval": retrieval, **({"plans": plans} if plans else {}),
+                  "conflict_eval_provenance": {"dataset": dataset_record(samples.name or dataset, samples, path)}},
     )
 
 

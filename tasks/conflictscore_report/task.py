@@ -31,6 +31,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from conflict_eval.download import dataset_record
 from conflict_eval.records import BadField, Row, convert_rows, read_json_or_jsonl
 
 from .prompts import STRATEGIES, report_prompt
@@ -153,8 +154,9 @@ def conflictscore_report(
     if not samples:
         raise ValueError(f"conflictscore_report: no record in {path} has perturbed passages")
     groups = [defined_mean(), by_group("strategy")]
+    dataset = MemoryDataset(samples, name="conflictscore_report", location=str(path))
     return Task(
-        dataset=MemoryDataset(samples, name="conflictscore_report", location=str(path)),
+        dataset=dataset,
         solver=write_report(),
         scorer=conflictscore(claims=claims, k=k, labelling=labelling, backend=backend,
                              nli_model=nli_model, grader_max_tokens=grader_max_tokens,
@@ -162,5 +164,6 @@ def conflictscore_report(
         metrics={**SCORE_METRICS, "cs_c": groups, "cs_r": groups},
         name="conflictscore_report",
         metadata={"records_used": len(items), "dropped_records": dropped, "dropped_total": sum(dropped.values()),
-                  "flags_used": dict(Counter(it["flags"] for it in items))},
+                  "flags_used": dict(Counter(it["flags"] for it in items)),
+                  "conflict_eval_provenance": {"dataset": dataset_record("conflictscore_report", dataset, path)}},
     )

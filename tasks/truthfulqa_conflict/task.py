@@ -34,6 +34,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 
+from conflict_eval.download import dataset_record
 from conflict_eval.records import LETTERS, ConflictQA
 from conflict_eval.scorers.conflictscore.parse import parse_rag_choice
 from conflict_eval.scorers.conflictscore.scorer import pooled_coverage, total
@@ -271,14 +272,16 @@ def truthfulqa_conflict(
     records = truthfulqa_records(path, by_question, seed=seed)
     if documents:
         records = [r for r in records if r.question in by_question]
+    samples = build_dataset("truthfulqa_conflict", records, location=str(path))
     return Task(
-        dataset=build_dataset("truthfulqa_conflict", records, location=str(path)),
+        dataset=samples,
         solver=[conflict_regenerate(rag_answer(), claims=claims, labelling=labelling, backend=backend,
                                     nli_model=nli_model, grader_max_tokens=grader_max_tokens),
                 control_rag_answer()],
         scorer=truthfulqa_settings(),
         name="truthfulqa_conflict",
-        metadata={"retrieval": retrieval, "dropped_records": dropped, "dropped_total": sum(dropped.values())},
+        metadata={"retrieval": retrieval, "dropped_records": dropped, "dropped_total": sum(dropped.values()),
+                  "conflict_eval_provenance": {"dataset": dataset_record("truthfulqa_conflict", samples, path)}},
     )
 
 

@@ -46,11 +46,11 @@ def test_plain_inspect_log_outside_a_git_checkout(tmp_path, monkeypatch):
     # includes(): "A" in reply -> C, "no idea" -> I, "C" -> C: 2 of 3
     assert row.metrics["includes"].mean == pytest.approx(2 / 3) and row.n == 3 and row.complete
     task = board["provenance"]["tasks"]["plain"]
-    assert task["git_commits"] == ["none (not run from a git checkout)"]
+    assert task["git_commits"] == ["none recorded (Inspect found no git checkout)"]
     assert task["datasets"] == ["unknown"] and task["conflict_eval"] == ["not recorded"]
     assert main(["leaderboard", "logs", "--out", "out"]) == 0
     md = (tmp_path / "out" / "leaderboard.md").read_text()
-    assert "none (not run from a git checkout)" in md
+    assert "none recorded (Inspect found no git checkout)" in md
     assert "inspect eval plain_task.py@plain --model mockllm/model" in md
     assert str(tmp_path) not in "".join(p.read_text() for p in (tmp_path / "out").iterdir())
 
@@ -190,3 +190,59 @@ def test_page_in_headless_chromium(outputs, tmp_path):
         shutil.copy(shot, keep.replace(".png", "-report.png"))
         shot = Path(keep.replace(".png", "-report.png"))
     print(f"screenshot: {shot}")
+
+
+def test_spend_includes_failed_attempts_that_were_retried(tmp_path):
+    """A sample whose first attempt fails after its model call (retry_on_error=1):
+    Inspect keeps only the last attempt in model_usage; the $ total adds the
+    failed attempt's call, found in the sample's error_retries events."""
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import generate, solver
+
+    from conflict_eval.testing import scripted_model
+
+    failed = []
+
+    @solver
+    def fail_once():
+        async def solve(state, gen):
+            if state.sample_id == "b" and not failed:
+                failed.append(1)
+                raise RuntimeError("after the model call")
+            return state
+        return solve
+
+    task = Task(dataset=[Sample(input="one two", target="A", id="a"), Sample(input="three four", target="B", id="b")],
+                solver=[generate(), fail_once()], scorer=match(), name="retried")
+    inspect_eval(task, model=scripted_model(lambda prompt: "A"), log_dir=str(tmp_path), display="none",
+                 retry_on_error=1)
+    prices = {"mockllm/*": {"input": 1_000_000, "output": 1_000_000}}  # $1 per token: $ = tokens
+    (row,) = build_leaderboard([tmp_path], prices, bootstrap=0)["rows"]
+    assert row.n == 2 and row.complete
+    # each call: 2 input words + 1 output word = $3; a, b and b's failed attempt: 3 calls
+    assert row.cost_per_sample == pytest.approx(3.0) and row.cost_total == pytest.approx(9.0)
+
+
+def test_a_log_killed_before_any_sample_is_an_incomplete_cell(tmp_path):
+    """A run killed at once leaves a header and no samples: the cell is shown
+    (with --allow-incomplete) as incomplete 0/N, never silently missing."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from conflict_eval.compose import compose_task
+    from conflict_eval.report.format import cell_text
+
+    (log,) = inspect_eval(compose_task("end_to_end", "demo"), model="oracle/A", limit=3, display="none",
+                          log_dir=str(tmp_path / "done"))
+    killed = read_eval_log(log.location)
+    killed.status, killed.samples, killed.results = "started", [], None
+    killed.eval.model, killed.eval.eval_id = "oracle/B", "killed-at-once"
+    write_eval_log(killed, str(tmp_path / "killed" / "killed.eval"))
+    with pytest.raises(IncompleteLogsError, match=r"oracle/B x end_to_end/demo: 0/3 samples, log status started"):
+        build_leaderboard([tmp_path])
+    rows = {r.model: r for r in build_leaderboard([tmp_path], allow_incomplete=True)["rows"]}
+    assert rows["oracle/A"].complete and not rows["oracle/B"].complete
+    assert cell_text(rows["oracle/B"]) == "no metric · incomplete 0/3 · n=0 · $ n/a"

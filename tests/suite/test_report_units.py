@@ -91,3 +91,29 @@ def test_short_heads_keep_only_settings_that_differ():
     heads = short_heads(keys)
     assert sorted(heads.values()) == ["cot/kre_ecqa (setting=conflict)", "cot/kre_ecqa (setting=mixed)",
                                       "cot/kre_ecqa (setting=no_conflict)", "microact/kre_ecare", "microact/kre_ecqa"]
+
+
+@pytest.mark.parametrize("n, p, significant", [(4, 2 / 2 ** 4, False), (6, 2 / 2 ** 6, True)])
+def test_paired_comparison_with_no_variation_uses_the_sign_test(n, p, significant):
+    """Model a right on every shared id, b wrong on every one: every difference is +1, a
+    bootstrap interval would be [1, 1]; the two-sided sign test gives p = 2 * 0.5^n."""
+    from conflict_eval.report.stats import paired_comparisons
+
+    a, b = _row("a", 1.0, None), _row("b", 0.0, None)
+    a.per_id_headline = {f"q{i}": 1.0 for i in range(n)}
+    b.per_id_headline = {f"q{i}": 0.0 for i in range(n + 2)}  # b has two ids a lacks: not compared
+    (c,) = paired_comparisons([a, b])
+    assert (c.n, c.n_a, c.n_b, c.diff, c.ci) == (n, n, n + 2, 1.0, None)
+    assert c.p_value == pytest.approx(p) and c.significant is significant
+
+
+def test_cell_says_n_cost_and_when_it_has_fewer_samples_than_its_column():
+    from conflict_eval.report.format import cell_text
+
+    r = _row("a", 0.5, (0.2, 0.8))
+    r.cost_total = 0.25
+    assert cell_text(r, None, 10) == "0.500 [0.200, 0.800] · n=10 · $0.2500"
+    assert cell_text(r, "tied", 400) == "0.500 [0.200, 0.800] · fewer samples (10 vs 400) · tied · n=10 · $0.2500"
+    assert cell_text(None) == "not run"
+    r.parse_failure_rate, r.metrics["accuracy"] = 1.0, MetricSummary(0.0, None, (0.0, 0.28), 10)
+    assert cell_text(r, None, 10) == "0.000 [0.000, 0.280] · 100% parse failures · n=10 · $0.2500"
