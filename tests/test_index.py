@@ -37,9 +37,13 @@ def corpus(tmp_path) -> Path:
 def test_cli_builds_a_bm25_index_with_its_manifest(corpus, tmp_path, capsys):
     out = tmp_path / "idx"
     assert main(["index", "build", str(corpus), "--out", str(out), "--quiet"]) == 0
-    assert "5 passages, backend bm25" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "5 passages, backend bm25" in printed
+    assert "skipped 1 exact-duplicate passage (same title and text; indexed once)" in printed  # the "dup" row
     m = json.loads((out / "manifest.json").read_text())
     assert m["backend"] == "bm25" and m["passages"] == 5
+    assert m["duplicates_skipped"] == 1 and m["duplicate_unit"] == "passages"
+    assert m["settings"]["fold_accents"] is True
     assert m["corpus"]["sha256"] == hashlib.sha256(corpus.read_bytes()).hexdigest()
     assert m["corpus"]["file"] == "corpus.jsonl" and m["corpus"]["format"] == "jsonl"
     assert m["settings"]["k1"] == 1.5 and m["settings"]["b"] == 0.75 and m["settings"]["stopwords"] == "en"
@@ -63,7 +67,32 @@ def test_bm25_index_ranks_exactly_as_the_in_memory_retriever(corpus, tmp_path):
     assert idx.search("Where is the Eiffel Tower?", 1)[0].title == "Eiffel Tower"
     batch = idx.search_many(QUERIES, k=2)
     assert [[h.id for h in hs] for hs in batch] == [[h.id for h in idx.search(q, 2)] for q in QUERIES]
-    assert len(idx.search("river", k=50)) == 5  # min(k, corpus)
+    assert [h.id for h in idx.search("river", k=50)] == ["nile"]  # only passages sharing a term
+    assert idx.search("zzzz qqqq", k=3) == []  # no term in the corpus: nothing, not the first passages
+
+
+def test_bm25_index_folds_accents_as_the_in_memory_retriever(tmp_path):
+    corpus = tmp_path / "films.jsonl"
+    corpus.write_text(json.dumps({"id": "a", "title": "Drei Haselnüsse für Aschenbrödel",
+                                  "text": "Aschenbrödel is a 1973 Czech fairy-tale film."}) + "\n"
+                      + json.dumps({"id": "b", "title": "Dvořák", "text": "A Czech composer."}) + "\n",
+                      encoding="utf-8")
+    ix.build_index(corpus, tmp_path / "idx", progress=False)
+    idx = ix.open_index(tmp_path / "idx")
+    assert [h.id for h in idx.search("Aschenbrodel", 3)] == ["a"]
+    assert [h.id for h in idx.search("Dvorak", 3)] == ["b"]
+    assert [h.id for h in idx.search("Haselnusse", 3)] == ["a"]
+
+
+def test_index_build_counts_duplicate_paragraphs_of_a_real_file(shared_data, tmp_path, capsys):
+    src = shared_data / "hotpotqa_ircot" / "sample.jsonl"
+    pairs = [(c.get("title"), c["paragraph_text"]) for line in src.read_text(encoding="utf-8").splitlines()
+             if line.strip() for c in json.loads(line)["contexts"]]
+    repeats = len(pairs) - len(set(pairs))
+    assert main(["index", "build", str(src), "--out", str(tmp_path / "idx"), "--quiet"]) == 0
+    m = json.loads((tmp_path / "idx" / "manifest.json").read_text())
+    assert m["passages"] == len(set(pairs)) and m["duplicates_skipped"] == repeats
+    assert f"skipped {repeats} exact-duplicate passage" in capsys.readouterr().out
 
 
 def test_index_is_opened_once_per_process_and_loaded_lazily(corpus, tmp_path, monkeypatch):
