@@ -233,9 +233,11 @@ def test_atomr_runs_against_an_index_dir_and_records_the_setting(shared_data, tm
     text = r["sources"]["text"]
     assert text["corpus"] == str((tmp_path / "idx").resolve()) and text["passages"] == 5
     assert text["backend"] == "bm25 index" and text["corpus_sha256"] == hashlib.sha256(corpus.read_bytes()).hexdigest()
-    # the retrieved passages came from the index
+    # the index was searched; no term of the HotpotQA question is in its 5 toy passages, so BM25
+    # returns nothing (never the first passages) and the prompt says so
+    assert log.samples[0].store["BaselineStore:retriever_calls"] == {"text": 1}
     prompt = log.samples[0].messages[0].text
-    assert any(row["text"] in prompt for row in ROWS)
+    assert "(no knowledge retrieved)" in prompt and not any(row["text"] in prompt for row in ROWS)
 
     # default setting: the corpus is pooled from the evaluated file, and the log says so
     task = atomr(dataset="hotpotqa", path=str(path), method="atomr_standard_rag", limit=1)

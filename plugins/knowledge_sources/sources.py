@@ -576,4 +576,5 @@ def web_source(pages: str | None = None, api: bool = False) -> WebPagesSource | 
     if api:
         return SerpApiSource()
     raise SourceError("web source needs pre-fetched pages (-T web_pages=FILE) or the search API "
-                      "(-T web_api=true with CONFLICT_EVAL_WEB_SEARCH_KEY set)")
+                      "(-T web_api=true with CONFLICT_EVAL_WEB_SEARCH_KEY set); or run without it: "
+                      "-T sources=text with -T text_corpus=FILE|INDEX_DIR|es+URL|colbert+URL")

@@ -163,3 +163,12 @@ def test_bm25_folds_accents_in_a_real_corpus(shared_data):
     assert plain != accented.title
     hits = TextSource(path).search(plain, k=3)
     assert accented.title in [h.title for h in hits]
+
+
+def test_crag_default_web_source_without_pages_names_the_text_alternative(shared_data):
+    """AtomR's CRAG file has no search results: the default ``web`` source
+    cannot be built, and the error says how to run with ``-T sources=text``."""
+    from conflict_eval.tasks.atomr.task import atomr
+
+    with pytest.raises(SourceError, match=r"-T sources=text with -T text_corpus="):
+        atomr(dataset="crag", path=str(shared_data / "crag_atomr" / "sample.jsonl"), limit=1)
