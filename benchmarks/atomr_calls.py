@@ -16,8 +16,9 @@ AtomR no longer sends (``AtomRStore.reused_replies``: an answer prompt
 already sent in the sample, e.g. Direct RAG after an Unknown Relate, whose
 Figure 9 prompt is the Relate prompt; before, each was one more LLM call).
 With ``--plans FILE`` AtomR replays the authors' released trees instead of
-planning (the row is labelled ``atomr (released trees)``), so the operators,
-fallbacks and their repeats are exercised even with a model that cannot plan.
+planning (the row is labelled ``atomr (released trees)``; the first ``n``
+HotpotQA items that have a released tree), so the operators, fallbacks and
+their repeats are exercised even with a model that cannot plan.
 
 Part 2: retrieval latency per source, offline: ``text`` (BM25 over the
 HotpotQA corpus, queried with the HotpotQA questions), ``kg`` (BlendQA triple
@@ -43,8 +44,8 @@ from _common import DATA, REPO, RESULTS  # noqa: E402  (sets the offline environ
 
 
 def run_chunk(method: str, start: int, end: int, model: str, tree_tokens: int, operator_tokens: int,
-              log_dir: str, plans: str | None = None) -> list[dict]:
-    """Per-question rows for items ``start .. end-1`` (one Inspect eval)."""
+              log_dir: str, plans: str | None = None, ids: list[str] | None = None) -> list[dict]:
+    """Per-question rows for items ``start .. end-1`` (one Inspect eval); of ``ids`` when given."""
     from inspect_ai import eval as inspect_eval
 
     from conflict_eval.accounting import sample_cost
@@ -52,7 +53,8 @@ def run_chunk(method: str, start: int, end: int, model: str, tree_tokens: int, o
     [log] = inspect_eval("conflict_eval/atomr", task_args={
         "dataset": "hotpotqa", "method": method, "path": str(DATA / "hotpotqa_ircot" / "sample.jsonl"),
         "tree_tokens": tree_tokens, "operator_tokens": operator_tokens, **({"plans": plans} if plans else {})},
-        model=model, limit=(start, end), log_dir=log_dir, display="none", max_connections=1)
+        model=model, log_dir=log_dir, display="none", max_connections=1,
+        **({"sample_id": ids[start:end]} if ids else {"limit": (start, end)}))
     if log.status != "success":
         raise SystemExit(f"{method}: eval failed: {log.error}")
     rows = []
@@ -75,6 +77,18 @@ def run_chunk(method: str, start: int, end: int, model: str, tree_tokens: int, o
             "f1": s.scores["atomr_qa"].value["f1"], "seconds": cost.seconds,
         })
     return rows
+
+
+def with_released_tree(plans: str) -> list[str]:
+    """Ids of the HotpotQA sample's items (in file order) whose question has a tree in ``plans``."""
+    def key(q: str) -> str:
+        return " ".join(q.casefold().split())
+
+    with open(plans, encoding="utf-8") as f:
+        planned = {key(json.loads(line)["question"]) for line in f if line.strip()}
+    with open(DATA / "hotpotqa_ircot" / "sample.jsonl", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    return [r["question_id"] for r in rows if key(r["question_text"]) in planned]
 
 
 def summarise(method: str, rows: list[dict], wall: float) -> dict:
@@ -179,7 +193,13 @@ def write(args, methods: list[dict], retrieval: list[dict]) -> None:
                  "fallback (Direct RAG on the root); the call counts therefore show the cost floor of the "
                  "pipeline with this model, not the paper's tree sizes. Wall times are on a shared, "
                  "heavily loaded machine. atomr_standard_rag answers with its own 256-token budget (one "
-                 "Figure 9 call after one retrieval)."),
+                 "Figure 9 call after one retrieval). 'atomr (released trees)' replays the authors' "
+                 "released HotpotQA trees (plans=FILE) on the first sample items that have one, so "
+                 "operators and their Direct-RAG fallbacks run; 'repeated calls not sent' counts the "
+                 "answer prompts already sent in the sample (the fallback after a Relate that answered "
+                 "Unknown or unparseably repeats the Relate prompt byte for byte), each of which the "
+                 "code before this change sent again: LLM calls before = LLM calls + that column. "
+                 "Rows from runs before the column existed show n/a."),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "atomr_calls.json").write_text(json.dumps(result, indent=1) + "\n")
@@ -206,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     methods: list[dict] = []
     previous = RESULTS / "atomr_calls.json"
     label = (lambda m: f"{m} (released trees)") if args.plans else (lambda m: m)
+    ids = with_released_tree(args.plans)[: args.n] if args.plans else None
     if args.keep_others and previous.is_file():  # keep other methods' rows from an earlier run
         methods = [m for m in json.loads(previous.read_text())["methods"]
                    if m["method"] not in [label(x) for x in args.methods.split(",")]]
@@ -214,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         for start in range(0, args.n, args.chunk):
             rows += run_chunk(method, start, min(start + args.chunk, args.n), args.model,
-                              args.tree_tokens, args.operator_tokens, args.log_dir, args.plans)
+                              args.tree_tokens, args.operator_tokens, args.log_dir, args.plans, ids)
             write(args, methods + [summarise(label(method), rows, time.perf_counter() - t0)], retrieval)
         methods.append(summarise(label(method), rows, time.perf_counter() - t0))
     return 0
