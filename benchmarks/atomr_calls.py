@@ -4,13 +4,21 @@ Run on demand (not in CI)::
 
     python benchmarks/atomr_calls.py [--n 20] [--model conflict_eval/smollm2]
         [--tree-tokens 512] [--operator-tokens 256] [--methods atomr,atomr_standard_rag]
+        [--plans ../shared/data/atomr_released_trees/hotpotqa_trees.jsonl --keep-others]
 
 Part 1 (AtomR Table 5): runs ``conflict_eval/atomr`` on the first ``n``
 HotpotQA items of ``../shared/data/hotpotqa_ircot/sample.jsonl`` (text source:
 BM25 over all records' paragraphs) with the offline model, for each method,
 and reports per question: LLM calls (ModelEvents, via
 ``conflict_eval.accounting``), calls by step, retriever calls per source,
-tokens, planner fallbacks, parse failures, token F1.
+tokens, planner fallbacks, parse failures, token F1, and the repeated calls
+AtomR no longer sends (``AtomRStore.reused_replies``: an answer prompt
+already sent in the sample, e.g. Direct RAG after an Unknown Relate, whose
+Figure 9 prompt is the Relate prompt; before, each was one more LLM call).
+With ``--plans FILE`` AtomR replays the authors' released trees instead of
+planning (the row is labelled ``atomr (released trees)``; the first ``n``
+HotpotQA items that have a released tree), so the operators, fallbacks and
+their repeats are exercised even with a model that cannot plan.
 
 Part 2: retrieval latency per source, offline: ``text`` (BM25 over the
 HotpotQA corpus, queried with the HotpotQA questions), ``kg`` (BlendQA triple
@@ -36,16 +44,17 @@ from _common import DATA, REPO, RESULTS  # noqa: E402  (sets the offline environ
 
 
 def run_chunk(method: str, start: int, end: int, model: str, tree_tokens: int, operator_tokens: int,
-              log_dir: str) -> list[dict]:
-    """Per-question rows for items ``start .. end-1`` (one Inspect eval)."""
+              log_dir: str, plans: str | None = None, ids: list[str] | None = None) -> list[dict]:
+    """Per-question rows for items ``start .. end-1`` (one Inspect eval); of ``ids`` when given."""
     from inspect_ai import eval as inspect_eval
 
     from conflict_eval.accounting import sample_cost
 
     [log] = inspect_eval("conflict_eval/atomr", task_args={
         "dataset": "hotpotqa", "method": method, "path": str(DATA / "hotpotqa_ircot" / "sample.jsonl"),
-        "tree_tokens": tree_tokens, "operator_tokens": operator_tokens},
-        model=model, limit=(start, end), log_dir=log_dir, display="none", max_connections=1)
+        "tree_tokens": tree_tokens, "operator_tokens": operator_tokens, **({"plans": plans} if plans else {})},
+        model=model, log_dir=log_dir, display="none", max_connections=1,
+        **({"sample_id": ids[start:end]} if ids else {"limit": (start, end)}))
     if log.status != "success":
         raise SystemExit(f"{method}: eval failed: {log.error}")
     rows = []
@@ -58,6 +67,8 @@ def run_chunk(method: str, start: int, end: int, model: str, tree_tokens: int, o
             "llm_calls_by_step": store.get(f"{prefix}:llm_calls") or {"answer": cost.calls},
             "retriever_calls": store.get(f"{prefix}:retriever_calls") or {},
             "input_tokens": cost.input_tokens, "output_tokens": cost.output_tokens,
+            "reused_replies": store.get("AtomRStore:reused_replies") or {},
+            "plan_source": store.get("AtomRStore:plan_source"),
             "planner_fallback": store.get("AtomRStore:planner_fallback"),
             "plan_error": store.get("AtomRStore:plan_error"),
             "parse_failures": store.get("AtomRStore:parse_failures") or (
@@ -66,6 +77,18 @@ def run_chunk(method: str, start: int, end: int, model: str, tree_tokens: int, o
             "f1": s.scores["atomr_qa"].value["f1"], "seconds": cost.seconds,
         })
     return rows
+
+
+def with_released_tree(plans: str) -> list[str]:
+    """Ids of the HotpotQA sample's items (in file order) whose question has a tree in ``plans``."""
+    def key(q: str) -> str:
+        return " ".join(q.casefold().split())
+
+    with open(plans, encoding="utf-8") as f:
+        planned = {key(json.loads(line)["question"]) for line in f if line.strip()}
+    with open(DATA / "hotpotqa_ircot" / "sample.jsonl", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    return [r["question_id"] for r in rows if key(r["question_text"]) in planned]
 
 
 def summarise(method: str, rows: list[dict], wall: float) -> dict:
@@ -84,6 +107,7 @@ def summarise(method: str, rows: list[dict], wall: float) -> dict:
         "retriever_calls_per_question": {s: mean([r["retriever_calls"].get(s, 0) for r in rows]) for s in sources},
         "input_tokens_per_question": mean([r["input_tokens"] for r in rows]),
         "output_tokens_per_question": mean([r["output_tokens"] for r in rows]),
+        "repeated_calls_not_sent_per_question": mean([sum(r.get("reused_replies", {}).values()) for r in rows]),
         "planner_fallback_rate": mean([1.0 if r["planner_fallback"] else 0.0 for r in rows]),
         "parse_failures_per_question": mean([sum(r["parse_failures"].values()) for r in rows]),
         "f1": mean([r["f1"] for r in rows]),
@@ -134,13 +158,15 @@ def to_markdown(result: dict) -> str:
         f"(BM25, k=3), budgets tree {result['tree_tokens']} / operator {result['operator_tokens']} tokens "
         "(retries 1.5x / 2x). Machine: " + result["machine"] + ".",
         "",
-        "| method | LLM calls / q | LLM calls by step / q | retriever calls / q | input tok / q | output tok / q | planner fallback | parse failures / q | F1 | wall s |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| method | n | LLM calls / q | repeated calls not sent / q | LLM calls by step / q | retriever calls / q | input tok / q | output tok / q | planner fallback | parse failures / q | F1 | wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for m in result["methods"]:
         steps = ", ".join(f"{k} {v:.2f}" for k, v in m["llm_calls_by_step_per_question"].items())
         rc = ", ".join(f"{k} {v:.2f}" for k, v in m["retriever_calls_per_question"].items()) or "0"
-        lines.append(f"| {m['method']} | {m['llm_calls_per_question']:.2f} | {steps} | {rc} | "
+        reused = m.get("repeated_calls_not_sent_per_question")
+        lines.append(f"| {m['method']} | {m['n']} | {m['llm_calls_per_question']:.2f} | "
+                     f"{'n/a (not measured)' if reused is None else f'{reused:.2f}'} | {steps} | {rc} | "
                      f"{m['input_tokens_per_question']:.0f} | {m['output_tokens_per_question']:.0f} | "
                      f"{m['planner_fallback_rate']:.2f} | {m.get('parse_failures_per_question', 0):.2f} | "
                      f"{m['f1']:.3f} | {m['wall_seconds']} |")
@@ -167,7 +193,13 @@ def write(args, methods: list[dict], retrieval: list[dict]) -> None:
                  "fallback (Direct RAG on the root); the call counts therefore show the cost floor of the "
                  "pipeline with this model, not the paper's tree sizes. Wall times are on a shared, "
                  "heavily loaded machine. atomr_standard_rag answers with its own 256-token budget (one "
-                 "Figure 9 call after one retrieval)."),
+                 "Figure 9 call after one retrieval). 'atomr (released trees)' replays the authors' "
+                 "released HotpotQA trees (plans=FILE) on the first sample items that have one, so "
+                 "operators and their Direct-RAG fallbacks run; 'repeated calls not sent' counts the "
+                 "answer prompts already sent in the sample (the fallback after a Relate that answered "
+                 "Unknown or unparseably repeats the Relate prompt byte for byte), each of which the "
+                 "code before this change sent again: LLM calls before = LLM calls + that column. "
+                 "Rows from runs before the column existed show n/a."),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "atomr_calls.json").write_text(json.dumps(result, indent=1) + "\n")
@@ -184,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tree-tokens", type=int, default=512)
     p.add_argument("--operator-tokens", type=int, default=256)
     p.add_argument("--log-dir", default="logs/benchmarks")
+    p.add_argument("--plans", help="replay these trees (e.g. the authors' released hotpotqa_trees.jsonl)")
     p.add_argument("--keep-others", action="store_true",
                    help="keep the results of methods not run now from the existing results file")
     args = p.parse_args(argv)
@@ -192,17 +225,19 @@ def main(argv: list[str] | None = None) -> int:
     retrieval = retrieval_latency()
     methods: list[dict] = []
     previous = RESULTS / "atomr_calls.json"
+    label = (lambda m: f"{m} (released trees)") if args.plans else (lambda m: m)
+    ids = with_released_tree(args.plans)[: args.n] if args.plans else None
     if args.keep_others and previous.is_file():  # keep other methods' rows from an earlier run
         methods = [m for m in json.loads(previous.read_text())["methods"]
-                   if m["method"] not in args.methods.split(",")]
+                   if m["method"] not in [label(x) for x in args.methods.split(",")]]
     for method in args.methods.split(","):
         rows: list[dict] = []
         t0 = time.perf_counter()
         for start in range(0, args.n, args.chunk):
             rows += run_chunk(method, start, min(start + args.chunk, args.n), args.model,
-                              args.tree_tokens, args.operator_tokens, args.log_dir)
-            write(args, methods + [summarise(method, rows, time.perf_counter() - t0)], retrieval)
-        methods.append(summarise(method, rows, time.perf_counter() - t0))
+                              args.tree_tokens, args.operator_tokens, args.log_dir, args.plans, ids)
+            write(args, methods + [summarise(label(method), rows, time.perf_counter() - t0)], retrieval)
+        methods.append(summarise(label(method), rows, time.perf_counter() - t0))
     return 0
 
 

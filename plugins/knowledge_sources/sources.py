@@ -144,15 +144,20 @@ def _paths(path: str | Path | list) -> list[Path]:
     return paths
 
 
-def read_passages(path: str | Path | list) -> list[Document]:
+def read_passages(path: str | Path | list, stats: dict | None = None) -> list[Document]:
     """The passages of corpus file(s) (see :class:`TextSource` for the formats),
-    de-duplicated by (title, text), in file order."""
+    de-duplicated by (title, text), in file order; ``stats["duplicates_skipped"]``
+    counts the repeats skipped."""
     seen: dict[tuple[str | None, str], Document] = {}
+    stats = {} if stats is None else stats
+    stats.setdefault("duplicates_skipped", 0)
 
     def add(title: str | None, text: str) -> None:
         key = (title, text)
         if key not in seen:
             seen[key] = Document(f"p{len(seen)}", text, title)
+        else:
+            stats["duplicates_skipped"] += 1
 
     files = _paths(path)
     for path, (n, row) in ((p, r) for p in files for r in _rows(p)):
@@ -416,18 +421,23 @@ class KGSource:
 # web
 
 
-def read_pages(path: str | Path | list, chunk_words: int = 100, max_chunks: int = 20) -> list[Document]:
+def read_pages(path: str | Path | list, chunk_words: int = 100, max_chunks: int = 20,
+               stats: dict | None = None) -> list[Document]:
     """Passages of pre-fetched web pages: CRAG records (``search_results`` with
     ``page_name``, ``page_url``, ``page_snippet``, ``page_result`` HTML) or a
     pages JSONL (``url``, ``title``, ``text``). Each page gives its snippet and
     up to ``max_chunks`` chunks of ``chunk_words`` words of its visible text.
-    Pages repeated across (or within) records are indexed once."""
+    Pages repeated across (or within) records are indexed once
+    (``stats["duplicates_skipped"]`` counts the repeated pages)."""
     docs: list[Document] = []
     seen_pages: set[str] = set()
     files = _paths(path)
+    stats = {} if stats is None else stats
+    stats.setdefault("duplicates_skipped", 0)
 
     def add_page(url: str, title: str | None, snippet: str | None, text: str) -> None:
         if url in seen_pages:
+            stats["duplicates_skipped"] += 1
             return
         seen_pages.add(url)
         if snippet and snippet.strip():
@@ -566,4 +576,5 @@ def web_source(pages: str | None = None, api: bool = False) -> WebPagesSource | 
     if api:
         return SerpApiSource()
     raise SourceError("web source needs pre-fetched pages (-T web_pages=FILE) or the search API "
-                      "(-T web_api=true with CONFLICT_EVAL_WEB_SEARCH_KEY set)")
+                      "(-T web_api=true with CONFLICT_EVAL_WEB_SEARCH_KEY set); or run without it: "
+                      "-T sources=text with -T text_corpus=FILE|INDEX_DIR|es+URL|colbert+URL")

@@ -4,6 +4,7 @@ totality / linear-time properties (hypothesis)."""
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -409,3 +410,78 @@ def test_shapes_of_the_other_released_sets(name):
     if name == "blendqa_cross_branch_end":
         eight = next(n for n in tree.nodes.values() if n.label == "8")
         assert [tree.resolve(r, eight).label for r in eight.refs()] == ["6", "7"]
+
+
+# --------------------------------------------------------------------------
+# released trees with a leaf written in a child list (real records, tests/fixtures/atomr_released)
+
+RELEASED_SLIPS = Path(__file__).resolve().parents[1] / "fixtures" / "atomr_released" / "leaf_in_child_list.jsonl"
+
+
+def released(index):
+    for line in RELEASED_SLIPS.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record["index"] == index:
+            return record["reasoning_tree"]
+    raise KeyError(index)
+
+
+def test_crag_173_four_relate_calls_as_a_child_list_become_children():
+    tree = parse_tree(released(173))
+    assert not tree.degraded()
+    node2 = next(n for n in tree.nodes.values() if n.label == "2")
+    assert [c.operator.text() for c in node2.children] == [
+        'Relate("Chad Kroeger", "birth date")', 'Relate("Ryan Peake", "birth date")',
+        'Relate("Mike Kroeger", "birth date")', 'Relate("Daniel Adair", "birth date")']
+    assert all(c.synthetic for c in node2.children)
+    assert node2.children[1].question == "What is the birth date of Ryan Peake?"
+    assert sum("written directly in its child list" in w for w in tree.warnings) == 4
+
+
+@pytest.mark.parametrize("index, label, leaf", [
+    (146, "2", "Given the series from [1], determine which team has the most games played in that series. [END]"),
+    (218, "3", 'Relate("[2]", "person who went during gold rush")'),
+    (330, "1", 'Search("AL East Champion", "2017")'),
+    (330, "2", 'Search("MLB MVP award", "series of games")'),
+])
+def test_musique_one_item_child_list_is_the_nodes_own_leaf(index, label, leaf):
+    tree = parse_tree(released(index))
+    assert not tree.degraded()
+    node = next(n for n in tree.nodes.values() if n.label == label)
+    assert node.children == [] and node.leaf_text == leaf
+    assert (node.operator is not None) != node.sibling
+    assert any(f"node {label}: its leaf was written as a one-item child list" in w for w in tree.warnings)
+
+
+async def test_crag_173_runs_the_recovered_children_before_their_parent():
+    from conflict_eval.plugins.atomr.executor import Executor
+    from conflict_eval.retrieval import Hit
+    from conflict_eval.testing import scripted_model
+
+    class Fixed:
+        name, label = "text", "Wikipedia Passages"
+
+        def search(self, query, k=3):
+            return [Hit(id="0", text=f"passage for {query}", title=None, score=1.0, rank=1)]
+
+    def ans(*items):
+        return f"So the answer is: (1) Paraphrase Answer: {', '.join(items)}; (2) Answer List: {json.dumps(list(items))}"
+
+    replies = [ans("Chad Kroeger", "Ryan Peake", "Mike Kroeger", "Daniel Adair"),
+               ans("1974"), ans("1975"), ans("1973"), ans("1977"),  # the four recovered Relate children
+               ans("1974", "1975", "1973", "1977"),                 # node 2: child reasoning over them
+               ans("Mike Kroeger"),                                 # node 3: [END] over [2]
+               ans("Mike Kroeger")]                                 # root
+    model = scripted_model(replies)
+    ex = Executor(model, {"text": Fixed()})
+    answer = await ex.run(parse_tree(released(173)))
+    assert answer.answers == ["Mike Kroeger"]
+    assert dict(ex.llm_calls) == {"relate": 5, "child_reasoning": 2, "sibling_reasoning": 1}
+    node2_prompt = model.script.calls[5][-1].text
+    assert 'Q: What is the birth date of Ryan Peake? A: ["1975"]' in node2_prompt
+
+
+@pytest.mark.parametrize("call", ['Relate("Nickelback" "members")', 'Search("a" "b")', 'Relate("Nickelback" [1])'])
+def test_a_missing_comma_is_named_as_such(call):
+    with pytest.raises(TreeError, match=r"missing ',' after the argument"):
+        parse_operator(call)

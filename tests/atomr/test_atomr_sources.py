@@ -132,3 +132,43 @@ def test_serpapi_adapter_refuses_without_key_or_offline(monkeypatch):
     monkeypatch.delenv("CONFLICT_EVAL_WEB_SEARCH_URL", raising=False)
     with pytest.raises(SourceError, match="network access is disabled"):
         SerpApiSource()
+
+
+async def test_a_query_matching_nothing_retrieves_nothing_and_the_operator_is_told(shared_data):
+    """All-zero BM25 scores: no passages (before: the corpus's first 3 paragraphs)."""
+    from conflict_eval.plugins.atomr.executor import Executor
+    from conflict_eval.plugins.atomr.parse import parse_tree
+    from conflict_eval.testing import scripted_model
+
+    path = shared_data / "hotpotqa_ircot" / "sample.jsonl"
+    src = TextSource(path)
+    assert src.search("Zqxjv Wkrpt", k=3) == []
+    unknown = "So the answer is: (1) Paraphrase Answer: Unknown; (2) Answer List: []"
+    model = scripted_model([unknown, unknown])  # Search says Unknown; then Direct RAG (Figure 9)
+    ex = Executor(model, {"text": src})
+    await ex.run(parse_tree('{"Who is Zqxjv?": "Search(\\"Zqxjv\\", \\"Wkrpt\\")"}'))
+    for call in model.script.calls:
+        assert "(no knowledge retrieved)" in call[-1].text
+    assert ex.records[0]["passages"] == {"text": []}
+
+
+def test_bm25_folds_accents_in_a_real_corpus(shared_data):
+    """A query without accents finds the passage written with them, and back."""
+    path = shared_data / "hotpotqa_ircot" / "sample.jsonl"
+    docs = read_passages(path)
+    accented = next(d for d in docs if any(c in d.title for c in "éèöüáíñ") if d.title)
+    import unicodedata
+
+    plain = "".join(c for c in unicodedata.normalize("NFKD", accented.title) if not unicodedata.combining(c))
+    assert plain != accented.title
+    hits = TextSource(path).search(plain, k=3)
+    assert accented.title in [h.title for h in hits]
+
+
+def test_crag_default_web_source_without_pages_names_the_text_alternative(shared_data):
+    """AtomR's CRAG file has no search results: the default ``web`` source
+    cannot be built, and the error says how to run with ``-T sources=text``."""
+    from conflict_eval.tasks.atomr.task import atomr
+
+    with pytest.raises(SourceError, match=r"-T sources=text with -T text_corpus="):
+        atomr(dataset="crag", path=str(shared_data / "crag_atomr" / "sample.jsonl"), limit=1)
