@@ -4,11 +4,12 @@ Run on demand (not in CI); takes a few minutes with the scripted model::
 
     python benchmarks/estimate_profiles.py [--limit 40] [--write-profiles]
 
-For every method that runs on the multiple-choice KRE data, the method runs
-through ``conflict_eval/run`` with the offline scripted model
-(``scripted/bench``; usage counted in words) on the first ``--limit`` records
-of the real KRE ECQA sample (``../shared/data/kre_ecqa/sample.jsonl``, conflict
-setting). The scripted reply is one plausible answer of ~40 words (reasoning,
+Every method runs through ``conflict_eval/run`` with the offline scripted
+model (``scripted/bench``; usage counted in words) on the first ``--limit``
+records of the real KRE ECQA sample (``../shared/data/kre_ecqa/sample.jsonl``,
+conflict setting), or, for the methods of ``OTHER_DATA`` (user needs, AtomR),
+of the dataset they are built for. Methods that need a built knowledge base
+(the RAG methods) are reported as not measured with the reason. The scripted reply is one plausible answer of ~40 words (reasoning,
 then ``<a>A</a>``); multi-step methods whose parsers want other formats see
 it as a malformed step and go on, so their calls are an upper bound of what a
 cooperative model makes.
@@ -40,8 +41,15 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "kre_ecqa" / "sample.jsonl"
 RESULTS = REPO / "benchmarks" / "results"
 PROFILES = REPO / "conflict_eval" / "runs" / "profiles.yaml"
-METHODS = ("end_to_end", "few_shot", "cot", "self_ask", "comparative", "gkp", "microact", "astuterag",
-           "robustrag", "standard_rag", "user_need_prompt")
+METHODS = ("end_to_end", "few_shot", "cot", "self_ask", "comparative", "gkp", "microact", "user_need_prompt",
+           "atomr_cot", "atomr_standard", "atomr", "astuterag", "robustrag", "standard_rag")
+# methods that need another dataset than KRE ECQA: (dataset, folder under ../shared/data, options)
+OTHER_DATA = {
+    "user_need_prompt": ("user_needs_kre_ecqa", "kre_ecqa", {"user_need": "context_first"}),
+    "atomr_cot": ("atomr_musique", "musique_atomr", {}),
+    "atomr_standard": ("atomr_musique", "musique_atomr", {}),
+    "atomr": ("atomr_musique", "musique_atomr", {}),
+}
 REPLY = ("The context says one thing and my own knowledge another, so I weigh the two: the passage is "
          "specific and recent, the alternative is generic. Both point to the first option in the end. "
          "<a>A</a>")
@@ -56,7 +64,11 @@ def run_method(method: str, limit: int, log_dir: str):
     from conflict_eval.compose import compose_task
     from conflict_eval.runs.estimate import record_words
 
-    task = compose_task(method, "kre_ecqa", None, path=str(DATA), setting="conflict")
+    if method in OTHER_DATA:
+        dataset, folder, options = OTHER_DATA[method]
+        task = compose_task(method, dataset, None, path=str(DATA.parents[1] / folder / "sample.jsonl"), **options)
+    else:
+        task = compose_task(method, "kre_ecqa", None, path=str(DATA), setting="conflict")
     samples = list(task.dataset)[:limit]
     words = {str(s.id): record_words(s) for s in samples}
     [log] = inspect_eval(task, model="scripted/bench", model_args={"reply": REPLY}, limit=limit,
@@ -166,6 +178,20 @@ def main() -> int:
                      + " |")
     for m, why in skipped.items():
         lines.append(f"| {m} | not measured: {why} | | | | | |")
+    lines += ["", "What this does and does not say:", "",
+              "* With the scripted model, calls and input tokens are a deterministic function of the record, "
+              "so a line in the record's word count predicts them within a few percent on records it was not "
+              "fitted on (and `tests/suite/test_estimate.py` checks a scripted suite on the demo data, "
+              "another dataset, within 25%).",
+              "* Output tokens per call are the scripted reply's 35 words. A real model writes what it writes; "
+              "the estimate caps them at the task's `max_tokens`, and a verbose model can exceed the estimate "
+              "by that much.",
+              "* Micro-Act's 9 calls per sample are its turn budget: the scripted reply is not one of its "
+              "actions, so every turn runs. A model that follows the action format stops earlier "
+              "(the paper's Table 4: 3.4-3.6 turns), so this is an upper bound.",
+              "* For API models token counts are words x `tokens_per_word` (1.3), an English average for BPE "
+              "tokenizers, not a measurement per tokenizer.",
+              "* Methods not measured use the `default` profile, and `suite estimate` names the profile it used."]
     (RESULTS / "estimate_profiles.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return 0
 

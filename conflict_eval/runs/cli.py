@@ -35,7 +35,8 @@ def _estimate_cells(args, suite, models):
     from conflict_eval.runs.run import build_cells, parse_shard
 
     mcc = args.model_cost_config or suite.eval.get("model_cost_config")
-    cells = build_cells(suite, parse_shard(args.shard), models=models, limit=args.limit, model_cost_config=mcc)
+    cells = build_cells(suite, parse_shard(args.shard), models=models, limit=args.limit, model_cost_config=mcc,
+                        connect=False)
     return [(c.model.model, c.label, c.estimate) for c in cells]
 
 

@@ -59,13 +59,15 @@ class Cell:
 
 
 def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: list[ModelSpec] | None = None,
-                limit: int | None = None, model_cost_config: str | dict | None = None) -> list[Cell]:
+                limit: int | None = None, model_cost_config: str | dict | None = None,
+                connect: bool = True) -> list[Cell]:
     """The suite's Inspect tasks, one per model, task entry and seed, each
     carrying its estimate as task metadata ``conflict_eval_estimate``
     (``{"per_sample": {...}, "total": {...}}``, each with calls,
     input_tokens, output_tokens, cost_usd). ``limit`` caps every task's
     samples (after the suite's own limits). A task none of whose samples
-    fall in ``shard`` is left out."""
+    fall in ``shard`` is left out. ``connect=False`` (for estimates) builds
+    no model objects, so no API key or model weights are needed."""
     from inspect_ai import task_with
     from inspect_ai.model import GenerateConfig, get_model
 
@@ -79,7 +81,8 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
     registered = registered_tasks()
     cells = []
     for m in specs:
-        model_obj = get_model(m.model, config=GenerateConfig(max_connections=m.max_connections), **m.args)
+        model_obj = get_model(m.model, config=GenerateConfig(max_connections=m.max_connections), **m.args) \
+            if connect else None
         for spec in suite.tasks:
             for seed in spec.seeds:
                 task = registered[spec.task](**spec.args)  # a fresh Task: task_with changes it in place
@@ -97,7 +100,9 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
                 meta = {**(task.metadata or {}), "conflict_eval_estimate": est.metadata(), "suite": {
                     "suite": suite.name, "label": spec.label, "task": spec.task, "args": spec.args,
                     "limit": spec.limit, "seed": seed, "shard": list(shard) if shard else None}}
-                kwargs: dict[str, Any] = {"dataset": samples, "config": config, "metadata": meta, "model": model_obj}
+                kwargs: dict[str, Any] = {"dataset": samples, "config": config, "metadata": meta}
+                if model_obj is not None:
+                    kwargs["model"] = model_obj
                 if spec.epochs is not None:
                     kwargs["epochs"] = spec.epochs
                 label = spec.label + (f" seed={seed}" if seed is not None else "")

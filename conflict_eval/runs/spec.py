@@ -15,7 +15,10 @@ come from Inspect. Format::
         max_connections: 1
         args: {instances: 2}
     defaults: {limit: 20, seeds: [0]}   # optional; any task key except task/name/args
-    eval: {max_tasks: 2}                # optional; options for inspect eval_set
+    eval: {max_tasks: 2, cost_limit: 0.05, model_cost_config: costs.yaml}
+                                        # optional; options for inspect eval_set (limits
+                                        # and the cost config pass through to Inspect)
+    budget: 25                          # optional; suite-wide US dollars (runs/budget.py)
     tasks:
       - task: conflict_eval/run         # a registered Inspect task
         name: e2e-demo-temporal         # optional label (default: task + args)

@@ -135,3 +135,35 @@ def test_budget_stops_then_a_larger_budget_resumes(tmp_path):
         usage = read_eval_log(info, header_only=True).stats.model_usage["scripted/x"]
         assert usage.total_cost == (usage.input_tokens * 10 + usage.output_tokens * 10) / 1e6 or \
             abs(usage.total_cost - (usage.input_tokens * 10 + usage.output_tokens * 10) / 1e6) < 1e-9
+
+
+def test_error_log_is_unfinished_and_a_rerun_resumes_it(tmp_path, capsys):
+    """A crash on one sample (the `flaky` test model) leaves an `error` log: the
+    suite is not complete (exit 1, the task listed), and the same command
+    resumes it with every sample once."""
+    flag = tmp_path / "crash"
+    flag.write_text("x")
+    suite = tmp_path / "s.yaml"
+    suite.write_text(f"""name: crashy
+models:
+  - model: flaky/x
+    args: {{crash_flag: "{flag}"}}
+defaults: {{limit: 4}}
+eval: {{retry_attempts: 1}}
+tasks:
+  - task: conflict_eval/run
+    args: {{method: end_to_end, dataset: demo}}
+""")
+    cmd = ["suite", "run", str(suite), "--log-dir", str(tmp_path / "logs"), "--display", "none"]
+    assert main([*cmd, "--estimate"]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split()[:3] == ["model", "task", "samples"]  # the estimate comes first
+    assert "INCOMPLETE, some tasks did not finish" in out and "complete" not in out.replace("INCOMPLETE", "")
+    assert any(line.split()[0] == "error" and "end_to_end/demo" in line for line in out.splitlines()
+               if line.startswith("  "))
+    flag.unlink()
+    assert main(cmd) == 0
+    assert "suite crashy: 1 task run(s), complete" in capsys.readouterr().out
+    [s] = task_statuses(tmp_path / "logs")
+    ids = [x.id for x in read_eval_log(s.log).samples]
+    assert (s.done, s.total) == (4, 4) and sorted(ids) == sorted(set(ids)) and len(ids) == 4
