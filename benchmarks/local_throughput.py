@@ -97,7 +97,7 @@ def run_eval(arm: str, n: int, model: str, env: dict[str, str], log_dir: Path,
 
     before = {str(p.name) for p in list_eval_logs(str(log_dir))}
     load = os.getloadavg()[0]
-    cmd = ["inspect", "eval", *WORKLOAD, "--model", model, "--max-connections", str(n),
+    cmd = [sys.executable, "-m", "inspect_ai", "eval", *WORKLOAD, "--model", model, "--max-connections", str(n),
            "--max-samples", str(n), "--log-dir", str(log_dir), "--display", "none"]
     cmd += model_args
     started = time.perf_counter()
@@ -135,7 +135,7 @@ def bandwidth_gbs() -> float:
     return statistics.median(rates) / 1e9
 
 
-def single_stream(gguf: Path, threads: int, tokens: int = 128) -> dict[str, Any]:
+def single_stream(gguf: Path, threads: int, tokens: int = 64) -> dict[str, Any]:
     """Decode tokens/s of one llama.cpp context (llama.cpp's own timings)."""
     from llama_cpp import Llama
 
@@ -280,7 +280,7 @@ def report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_
         f"Our replies identical in every run and at every concurrency: "
         f"{result['ours_replies_identical_at_every_concurrency']}.",
         "",
-        "Single-stream decode (one llama.cpp context, greedy, 128 tokens) against the Q4 weights' "
+        "Single-stream decode (one llama.cpp context, greedy, 64 tokens, median of 3) against the Q4 weights' "
         f"bandwidth limit ({weight_bytes / 2**20:.1f} MiB of GGUF tensors; numpy-copy bandwidth "
         f"{bw:.1f} GB/s):",
         "",
