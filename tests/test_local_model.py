@@ -15,8 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-import conflict_eval.local_model as local_model
 from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageSystem,
@@ -26,6 +24,7 @@ from inspect_ai.model import (
     get_model,
 )
 
+import conflict_eval.local_model as local_model
 
 QUESTION = "What is the capital of France?"
 PACKAGE_PARENT = str(Path(local_model.__file__).resolve().parents[1])

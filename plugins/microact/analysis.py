@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -68,7 +69,11 @@ class LocalLM:
 
         avoid_amx_buffers()
         self.path = resolve_gguf(name)
-        self.llm = Llama(model_path=str(self.path), n_ctx=0, logits_all=True, verbose=False)
+        # one thread count for prompt and decode (llama.cpp's default decode threads, half the
+        # cores): its threads spin at barriers, which on a busy machine costs many times over
+        threads = max(1, (os.cpu_count() or 2) // 2)
+        self.llm = Llama(model_path=str(self.path), n_ctx=0, logits_all=True, n_threads=threads,
+                         n_threads_batch=threads, verbose=False)
         self.context_window = self.llm.n_ctx()
         self.name = name
 
