@@ -65,6 +65,22 @@ def user_need_levels() -> Metric:
     return compute
 
 
+def judge_answer(answer: str, expected: list[str], options=None) -> tuple[dict[str, int], str | None]:
+    """Per-sample values of a parsed answer, and the option it names (if any).
+
+    Shared by :func:`user_need_accuracy` and the lm-eval export, so both score
+    alike. An answer that matches no expected text directly is matched to the
+    option it names (e-CARE's expected answers are whole sentences).
+    """
+    right = matches(answer, expected)
+    option = None
+    if not right and options and not is_refusal(answer):
+        option = match_option(answer, list(options))
+        right = option is not None and matches(option, expected)
+    return ({"correct": int(right), "refusal": int(is_refusal(answer)),
+             "near_refusal": int(is_near_refusal(answer)), "parse_failure": 0}, option)
+
+
 @scorer(metrics=[{"correct": [accuracy(), stderr()], "refusal": [mean()], "near_refusal": [mean()],
                   "parse_failure": [mean()]},
                  user_need_levels()])
@@ -84,15 +100,9 @@ def user_need_accuracy() -> Scorer:
                          explanation=f"parse failure: {parsed.reason}",
                          metadata={**cell, "reply": reply, "parse_failure_reason": parsed.reason})
         expected = list(target.target)
-        right = matches(parsed.answer, expected)
-        option = None
-        options = extra.get("options")
-        if not right and options and not is_refusal(parsed.answer):
-            option = match_option(parsed.answer, list(options))
-            right = option is not None and matches(option, expected)
+        value, option = judge_answer(parsed.answer, expected, extra.get("options"))
         return Score(
-            value={"correct": int(right), "refusal": int(is_refusal(parsed.answer)),
-                   "near_refusal": int(is_near_refusal(parsed.answer)), "parse_failure": 0},
+            value=value,
             answer=parsed.answer,
             explanation=f"{canonical(parsed.answer)!r} vs expected {[canonical(t) for t in expected]}"
                         + (f" (names option {option!r})" if option else ""),

@@ -38,7 +38,7 @@ def test_interrupted_run_says_so_and_eval_retry_finishes_it(tmp_path, sig, code)
     header = read_eval_log(location, header_only=True)
     assert header.status == "cancelled"  # closed, not left "started"
     assert header.eval.task_registry_name == "conflict_eval/run"
-    retry = subprocess.run([str(Path(sys.executable).parent / "inspect"), "eval-retry", location,
+    retry = subprocess.run([sys.executable, "-m", "inspect_ai", "eval-retry", location,
                             "--log-dir", str(log_dir), "--display", "none"],
                            capture_output=True, text=True, timeout=300)
     assert retry.returncode == 0, retry.stdout + retry.stderr
