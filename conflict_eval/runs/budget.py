@@ -12,9 +12,10 @@ lost, and a re-run with a larger budget resumes them. Samples in flight at
 that moment are cancelled (their calls are in the spend).
 
 Where it is recorded: ``LOG_DIR/suite-stop.json`` ``{"conflict_eval_stop_reason":
-"budget", "budget_usd", "spent_usd", "tasks": [...]}`` (the tasks it left
-unfinished), written by ``suite run`` and removed when a later run finishes
-the suite.
+"budget", "budget_usd", "spent_usd", "tasks": [{model, task, state, done,
+total}]}`` (the tasks it left unfinished), written by ``suite run`` whenever
+a suite stops short (reason ``budget``, ``SIGINT``, ``SIGTERM`` or
+``incomplete``) and removed when a later run finishes the suite.
 """
 
 from __future__ import annotations

@@ -194,9 +194,10 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
             reason = "SIGINT"
         else:
             reason = "incomplete"
-    if reason == "budget":
-        write_stop(out_dir, "budget", budget_usd=budget, spent_usd=guard.spent,
-                   tasks=[{"model": s.model, "task": s.label, "done": s.done, "total": s.total} for s in left])
-    elif not left:
+    if left:  # why the suite stopped short, for `suite status` and reports
+        write_stop(out_dir, reason, budget_usd=budget, spent_usd=guard.spent,
+                   tasks=[{"model": s.model, "task": s.label, "state": s.status, "done": s.done, "total": s.total}
+                          for s in left])
+    else:
         write_stop(out_dir, None)
     return SuiteRun(not left, logs, statuses, reason, out_dir, guard.spent)

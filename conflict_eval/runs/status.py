@@ -108,11 +108,16 @@ def task_statuses(log_dir: str | Path, expected: list[tuple[str, str, int]] | No
         if key not in best or rank > best[key][0]:
             best[key] = (rank, st)
     found = {key: st for key, (_, st) in best.items()}
-    if expected is not None:
-        have = {(s.model, s.label) for s in found.values()}
+    if expected is not None:  # the suite's cells only: logs of other set-ups in the folder do not count
+        cells: dict[tuple, TaskStatus] = {}
+        for st in found.values():
+            key = (st.model, st.label)
+            if any(key == (m, lb) for m, lb, _ in expected) and (
+                    key not in cells or (st.complete, st.done) > (cells[key].complete, cells[key].done)):
+                cells[key] = st
         for model, label, total in expected:
-            if (model, label) not in have:
-                found[(model, label)] = TaskStatus(model, label, "not started", 0, total)
+            cells.setdefault((model, label), TaskStatus(model, label, "not started", 0, total))
+        found = cells
     else:
         for entry in manifest(log_dir):
             key = (entry.get("task_id"), entry.get("model"))

@@ -89,6 +89,7 @@ def test_sigint_lists_unfinished_tasks_then_resumes(tmp_path):
     data = json.loads(status.stdout)
     assert status.returncode == 1 and data["complete"] is False
     assert {t["label"]: t["status"] for t in data["tasks"]}["end_to_end/demo"] == "cancelled"
+    assert data["stop"]["conflict_eval_stop_reason"] == "SIGINT"
     _assert_resumes(tmp_path, suite, log_dir)
     assert main(["suite", "status", str(log_dir)]) == 0
 
@@ -100,6 +101,7 @@ def test_sigterm_closes_logs_as_cancelled(tmp_path):
     assert "complete" not in res.stdout and "stopped by SIGTERM" in res.stdout
     headers = [read_eval_log(i, header_only=True) for i in list_eval_logs(str(log_dir))]
     assert headers and all(h.status == "cancelled" for h in headers)  # not left "started"
+    assert json.loads((log_dir / "suite-stop.json").read_text())["conflict_eval_stop_reason"] == "SIGTERM"
     _assert_resumes(tmp_path, suite, log_dir)
 
 
@@ -157,7 +159,9 @@ tasks:
     cmd = ["suite", "run", str(suite), "--log-dir", str(tmp_path / "logs"), "--display", "none"]
     assert main([*cmd, "--estimate"]) == 1
     out = capsys.readouterr().out
-    assert out.splitlines()[0].split()[:3] == ["model", "task", "samples"]  # the estimate comes first
+    lines = out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.split()[:3] == ["model", "task", "samples"])
+    assert head < next(i for i, line in enumerate(lines) if line.startswith("suite crashy"))  # estimate first
     assert "INCOMPLETE, some tasks did not finish" in out and "complete" not in out.replace("INCOMPLETE", "")
     assert any(line.split()[0] == "error" and "end_to_end/demo" in line for line in out.splitlines()
                if line.startswith("  "))
