@@ -43,6 +43,10 @@ from pathlib import Path
 from _common import DATA, REPO, RESULTS  # noqa: E402  (sets the offline environment)
 
 
+UNKNOWN_REPLY = "So the answer is: (1) Paraphrase Answer: Unknown; (2) Answer List: []"
+KNOWN_REPLY = 'So the answer is: (1) Paraphrase Answer: X; (2) Answer List: ["X"]'
+
+
 def run_chunk(method: str, start: int, end: int, model: str, tree_tokens: int, operator_tokens: int,
               log_dir: str, plans: str | None = None, ids: list[str] | None = None) -> list[dict]:
     """Per-question rows for items ``start .. end-1`` (one Inspect eval); of ``ids`` when given."""
@@ -50,6 +54,15 @@ def run_chunk(method: str, start: int, end: int, model: str, tree_tokens: int, o
 
     from conflict_eval.accounting import sample_cost
 
+    if model == "scripted-unknown":  # every call answers Unknown (the case where fallbacks repeat prompts)
+        from conflict_eval.testing import scripted_model
+
+        model = scripted_model(lambda prompt: UNKNOWN_REPLY)
+    elif model == "scripted-relate-unknown":  # Figure 9 prompts (Relate, Direct RAG) Unknown, others answer
+        from conflict_eval.testing import scripted_model
+
+        model = scripted_model(lambda prompt: UNKNOWN_REPLY if prompt.startswith("Please answer the question")
+                               else KNOWN_REPLY)
     [log] = inspect_eval("conflict_eval/atomr", task_args={
         "dataset": "hotpotqa", "method": method, "path": str(DATA / "hotpotqa_ircot" / "sample.jsonl"),
         "tree_tokens": tree_tokens, "operator_tokens": operator_tokens, **({"plans": plans} if plans else {})},
@@ -79,13 +92,17 @@ def run_chunk(method: str, start: int, end: int, model: str, tree_tokens: int, o
     return rows
 
 
-def with_released_tree(plans: str) -> list[str]:
-    """Ids of the HotpotQA sample's items (in file order) whose question has a tree in ``plans``."""
+def with_released_tree(plans: str, relate: bool = False) -> list[str]:
+    """Ids of the HotpotQA sample's items (in file order) whose question has a
+    tree in ``plans`` (with ``relate``: a tree with a Relate leaf, where the
+    Direct-RAG fallback can repeat the operator's prompt)."""
     def key(q: str) -> str:
         return " ".join(q.casefold().split())
 
     with open(plans, encoding="utf-8") as f:
-        planned = {key(json.loads(line)["question"]) for line in f if line.strip()}
+        records = [json.loads(line) for line in f if line.strip()]
+    planned = {key(r["question"]) for r in records
+               if not relate or "relate(" in json.dumps(r["reasoning_tree"]).lower()}
     with open(DATA / "hotpotqa_ircot" / "sample.jsonl", encoding="utf-8") as f:
         rows = [json.loads(line) for line in f if line.strip()]
     return [r["question_id"] for r in rows if key(r["question_text"]) in planned]
@@ -153,19 +170,20 @@ def to_markdown(result: dict) -> str:
     lines = [
         "# AtomR: LLM and retriever calls per question, retrieval latency per source",
         "",
-        f"Model `{result['model']}`, the first HotpotQA items of the IRCoT sample "
+        f"Model per row (default `{result['model']}`), the first HotpotQA items of the IRCoT sample "
         f"({result['methods'][-1]['n'] if result['methods'] else 0} done of {result['n_planned']} planned), text source only "
         f"(BM25, k=3), budgets tree {result['tree_tokens']} / operator {result['operator_tokens']} tokens "
         "(retries 1.5x / 2x). Machine: " + result["machine"] + ".",
         "",
-        "| method | n | LLM calls / q | repeated calls not sent / q | LLM calls by step / q | retriever calls / q | input tok / q | output tok / q | planner fallback | parse failures / q | F1 | wall s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| method | model | n | LLM calls / q | repeated calls not sent / q | LLM calls by step / q | retriever calls / q | input tok / q | output tok / q | planner fallback | parse failures / q | F1 | wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for m in result["methods"]:
         steps = ", ".join(f"{k} {v:.2f}" for k, v in m["llm_calls_by_step_per_question"].items())
         rc = ", ".join(f"{k} {v:.2f}" for k, v in m["retriever_calls_per_question"].items()) or "0"
         reused = m.get("repeated_calls_not_sent_per_question")
-        lines.append(f"| {m['method']} | {m['n']} | {m['llm_calls_per_question']:.2f} | "
+        lines.append(f"| {m['method']} | {m.get('model', result['model'])} | {m['n']} | "
+                     f"{m['llm_calls_per_question']:.2f} | "
                      f"{'n/a (not measured)' if reused is None else f'{reused:.2f}'} | {steps} | {rc} | "
                      f"{m['input_tokens_per_question']:.0f} | {m['output_tokens_per_question']:.0f} | "
                      f"{m['planner_fallback_rate']:.2f} | {m.get('parse_failures_per_question', 0):.2f} | "
@@ -199,7 +217,15 @@ def write(args, methods: list[dict], retrieval: list[dict]) -> None:
                  "answer prompts already sent in the sample (the fallback after a Relate that answered "
                  "Unknown or unparseably repeats the Relate prompt byte for byte), each of which the "
                  "code before this change sent again: LLM calls before = LLM calls + that column. "
-                 "Rows from runs before the column existed show n/a."),
+                 "Rows from runs before the column existed show n/a. With SmolLM2 the Relate operator "
+                 "is rarely reached (its [i] arguments mostly refer to unanswered nodes, an operator "
+                 "failure before any call), so no repeat occurred in its rows. The scripted rows replay "
+                 "the same 18 released trees that have a Relate leaf with a model that answers every "
+                 "Figure 9 prompt (Relate, Direct RAG) Unknown and the others with an answer, the case "
+                 "the issue saw with a strong model: 5.72 calls per question are sent, 2.28 identical "
+                 "ones are not (35 Direct-RAG fallbacks after an Unknown Relate and 6 Relate calls "
+                 "identical to an earlier one in the sample, of 18 questions): 8.00 before, 28.5% "
+                 "fewer. With every answer Unknown the Relate leaves are seldom reached (0.06)."),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "atomr_calls.json").write_text(json.dumps(result, indent=1) + "\n")
@@ -211,12 +237,18 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=20)
     p.add_argument("--chunk", type=int, default=5, help="questions per eval; results are written after each")
-    p.add_argument("--model", default="conflict_eval/smollm2")
+    p.add_argument("--model", default="conflict_eval/smollm2",
+                   help="an Inspect model; or scripted-unknown (every answer Unknown) or "
+                        "scripted-relate-unknown (Figure 9 prompts, i.e. Relate and Direct RAG, answer "
+                        "Unknown, the others answer): scripted models, with --plans, that count the calls "
+                        "the fallbacks repeat in those cases")
     p.add_argument("--methods", default="atomr,atomr_standard_rag")
     p.add_argument("--tree-tokens", type=int, default=512)
     p.add_argument("--operator-tokens", type=int, default=256)
     p.add_argument("--log-dir", default="logs/benchmarks")
     p.add_argument("--plans", help="replay these trees (e.g. the authors' released hotpotqa_trees.jsonl)")
+    p.add_argument("--relate-trees", action="store_true",
+                   help="with --plans: only items whose tree has a Relate leaf (where a fallback can repeat)")
     p.add_argument("--keep-others", action="store_true",
                    help="keep the results of methods not run now from the existing results file")
     args = p.parse_args(argv)
@@ -226,18 +258,27 @@ def main(argv: list[str] | None = None) -> int:
     methods: list[dict] = []
     previous = RESULTS / "atomr_calls.json"
     label = (lambda m: f"{m} (released trees)") if args.plans else (lambda m: m)
-    ids = with_released_tree(args.plans)[: args.n] if args.plans else None
+    ids = with_released_tree(args.plans, args.relate_trees)[: args.n] if args.plans else None
+    if args.relate_trees:
+        label = lambda m: f"{m} (released trees with a Relate leaf)"  # noqa: E731
+    if args.model.startswith("scripted-"):
+        base, how = label, {"scripted-unknown": "every answer Unknown",
+                            "scripted-relate-unknown": "Relate answers Unknown"}[args.model]
+        label = lambda m: f"{base(m)}, scripted: {how}"  # noqa: E731
     if args.keep_others and previous.is_file():  # keep other methods' rows from an earlier run
-        methods = [m for m in json.loads(previous.read_text())["methods"]
-                   if m["method"] not in [label(x) for x in args.methods.split(",")]]
+        prev = json.loads(previous.read_text())
+        methods = [m for m in prev["methods"] if m["method"] not in [label(x) for x in args.methods.split(",")]]
+        for m in methods:
+            m.setdefault("model", prev["model"])
     for method in args.methods.split(","):
         rows: list[dict] = []
         t0 = time.perf_counter()
         for start in range(0, args.n, args.chunk):
             rows += run_chunk(method, start, min(start + args.chunk, args.n), args.model,
                               args.tree_tokens, args.operator_tokens, args.log_dir, args.plans, ids)
-            write(args, methods + [summarise(label(method), rows, time.perf_counter() - t0)], retrieval)
-        methods.append(summarise(label(method), rows, time.perf_counter() - t0))
+            write(args, methods + [{**summarise(label(method), rows, time.perf_counter() - t0),
+                                    "model": args.model}], retrieval)
+        methods.append({**summarise(label(method), rows, time.perf_counter() - t0), "model": args.model})
     return 0
 
 
