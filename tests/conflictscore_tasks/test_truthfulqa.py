@@ -229,7 +229,9 @@ def test_the_log_note_matches_the_statements_setting(shared_data, statements, ph
     assert phrase in note and "gold paragraphs" not in note
     assert "top 10 Google Search results" in note and "NOT that setting" in note
     counts = task.metadata["retrieval"]["key_entity_mentions"]
-    assert counts["documents"] == 3 * counts["questions"] and 0 <= counts["mentioning_key_entity"] <= counts["documents"]
+    # at most k=3 each: BM25 returns only passages sharing a term with the question
+    assert 0 < counts["documents"] <= 3 * counts["questions"]
+    assert 0 <= counts["mentioning_key_entity"] <= counts["documents"]
 
 
 def test_per_question_search_results_from_a_file(shared_data, tmp_path):

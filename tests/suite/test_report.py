@@ -217,9 +217,18 @@ def test_spend_includes_failed_attempts_that_were_retried(tmp_path):
 
     task = Task(dataset=[Sample(input="one two", target="A", id="a"), Sample(input="three four", target="B", id="b")],
                 solver=[generate(), fail_once()], scorer=match(), name="retried")
-    inspect_eval(task, model=scripted_model(lambda prompt: "A"), log_dir=str(tmp_path), display="none",
-                 retry_on_error=1)
-    prices = {"mockllm/*": {"input": 1_000_000, "output": 1_000_000}}  # $1 per token: $ = tokens
+    from inspect_ai.model import ModelCost, ModelInfo, get_model_info, set_model_info
+
+    # $1 per token: $ = tokens, whether Inspect prices the calls (another test may have
+    # registered a price for mockllm/model in this process) or the fallback table does
+    before = get_model_info("mockllm/model")
+    set_model_info("mockllm/model", ModelInfo(cost=ModelCost(input=1_000_000, output=1_000_000)))
+    try:
+        inspect_eval(task, model=scripted_model(lambda prompt: "A"), log_dir=str(tmp_path), display="none",
+                     retry_on_error=1)
+    finally:
+        set_model_info("mockllm/model", before or ModelInfo())
+    prices = {"mockllm/*": {"input": 1_000_000, "output": 1_000_000}}
     (row,) = build_leaderboard([tmp_path], prices, bootstrap=0)["rows"]
     assert row.n == 2 and row.complete
     # each call: 2 input words + 1 output word = $3; a, b and b's failed attempt: 3 calls
