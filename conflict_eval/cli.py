@@ -342,6 +342,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_cli_commands(sub)
 
+    from conflict_eval.runs.reproduce import add_cli_commands as add_reproduce
+
+    add_reproduce(sub)  # reproduce list / reproduce CARD
+
     from conflict_eval.index_cli import add_cli_commands as add_index
 
     add_index(sub)  # index build / info
