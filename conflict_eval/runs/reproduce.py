@@ -79,8 +79,14 @@ def cmd_reproduce(args) -> int:
 
     if args.card == "list":
         return cmd_list(args)
+    import yaml
+
     card = find_card(args.card)
-    overrides = _parse_task_args(args.task_arg)
+    try:
+        overrides = _parse_task_args(args.task_arg)
+        model_args = _model_arg_pairs(args.model_arg)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"-T/-M values are read as YAML; quote this one: {exc}") from None
     model = args.model or DEFAULT_MODEL
     print(f"card: {card.id}  ({card.paper}; {card.source})")
     print("estimate:")
@@ -93,7 +99,7 @@ def cmd_reproduce(args) -> int:
     with SigtermAsSigint() as term:
         try:
             logs = run_card(card, model, limit=args.limit, overrides=overrides, log_dir=args.log_dir,
-                            display=args.display, model_args=_model_arg_pairs(args.model_arg))
+                            display=args.display, model_args=model_args)
         except KeyboardInterrupt:
             logs = []
     if not logs or any(log.status == "cancelled" for log in logs):
