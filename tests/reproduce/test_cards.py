@@ -156,3 +156,12 @@ def test_metric_values_match_scorer_prefixed_keys_and_filter_by_among():
     assert metric_values(scores, "memory") == [1.0, 0.0, 0.0]
     with pytest.raises(ValueError, match="ambiguous"):
         metric_values([{"a.accuracy": 1.0, "b.accuracy": 0.0}], "accuracy")
+
+
+def test_registry_lists_exactly_the_shipped_cards():
+    from conflict_eval.registry_file import load_registry
+
+    listed = load_registry().get("cards") or {}
+    assert set(listed) == {c.id for c in shipped_cards()}
+    papers = load_registry()["papers"]
+    assert all(entry["paper"] in papers for entry in listed.values())
