@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from conflict_eval.runs.cards import Card, compare, find_card, metric_values, render_comparisons, shipped_cards
@@ -22,8 +23,14 @@ def card_tasks(card: Card, overrides: dict[str, Any] | None = None) -> list[tupl
     return [(name, {**args, **(overrides or {})}) for name, args in card.tasks]
 
 
+def _shown(value: Any) -> str:
+    """A file argument as its basename: no local path in the output."""
+    text = str(value)
+    return Path(text).name if "/" in text or "\\" in text else text
+
+
 def task_label(name: str, args: dict) -> str:
-    shown = ", ".join(f"{k}={v}" for k, v in args.items() if k != "path")
+    shown = ", ".join(f"{k}={_shown(v)}" for k, v in args.items() if k != "path")
     return f"{name.removeprefix('conflict_eval/')}({shown})"
 
 

@@ -99,3 +99,12 @@ def test_real_offline_model_card_run(shared_data, tmp_path, capsys):
     assert "samples: 2 run, 0 errored" in out
     [row] = [line for line in _table(out) if line.startswith("GPT-4 ")]
     assert "not comparable" in row
+
+
+def test_estimate_only_shows_no_local_path(shared_data, capsys):
+    rc = main(["reproduce", "atomr-hotpotqa-replay", "--model", "scripted/gpt-4o-2024-08-06", "--estimate-only",
+               "-T", f"path={shared_data / 'hotpotqa_ircot' / 'sample.jsonl'}",
+               "-T", f"plans={shared_data / 'atomr_released_trees' / 'hotpotqa_trees.jsonl'}", "--limit", "3"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "plans=hotpotqa_trees.jsonl" in out and str(shared_data) not in out
+    assert "paper model" not in out  # nothing ran
