@@ -108,3 +108,24 @@ def test_estimate_only_shows_no_local_path(shared_data, capsys):
     out = capsys.readouterr().out
     assert rc == 0 and "plans=hotpotqa_trees.jsonl" in out and str(shared_data) not in out
     assert "paper model" not in out  # nothing ran
+
+
+def test_leaderboard_links_a_matching_cell_to_its_card(shared_data, tmp_path, capsys):
+    """A RAMDocs madam_rag log matches the ramdocs-madam-rag card; a demo log matches none."""
+    from inspect_ai import eval as inspect_eval
+
+    from conflict_eval.report.build import write_leaderboard
+
+    logs = tmp_path / "logs"
+    reply = "'All Correct Answers: [\"nobody\"]. Explanation: scripted.'"
+    assert main(["reproduce", "ramdocs-madam-rag", "--model", "scripted/x", "-M", f"reply={reply}",
+                 "-T", f"path={shared_data / 'ramdocs' / 'sample.jsonl'}", "--limit", "2",
+                 "--log-dir", str(logs), "--display", "none"]) == 0
+    [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
+                         model="scripted/x", limit=2, log_dir=str(logs), display="none")
+    assert log.status == "success"
+    paths = write_leaderboard([logs], tmp_path / "board", bootstrap=50)
+    html, md = paths["html"].read_text(), paths["md"].read_text()
+    assert '<code class="card">conflict-eval reproduce ramdocs-madam-rag --model scripted/x</code>' in html
+    assert html.count('class="card"') == 1  # the demo cell has none
+    assert "conflict-eval reproduce ramdocs-madam-rag --model scripted/x" in md
