@@ -128,8 +128,12 @@ def cmd_reproduce(args) -> int:
     scored, parse_failures, errors = sample_values(logs)
     values = metric_values(scored, card.metric, card.among)
     print()
-    print(f"samples: {len(scored) + errors} run, {errors} errored, {parse_failures} parse failures "
-          f"(counted, never scored as answers), {len(values)} with the metric")
+    total = len(scored) + errors
+    print(f"samples: {total} run, {errors} errored, {parse_failures} parse failures "
+          f"(scored as the card's scorer rules, never as a right answer), {len(values)} with the metric")
+    if total and (parse_failures + errors) * 2 > total:
+        print(f"warning: {100 * (parse_failures + errors) / total:.0f}% of the samples are parse failures "
+              "or errors; our value mostly measures the replies' format")
     print(render_comparisons(card, compare(card, logs[0].eval.model, values)))
     return 0
 

@@ -129,3 +129,14 @@ def test_leaderboard_links_a_matching_cell_to_its_card(shared_data, tmp_path, ca
     assert '<code class="card">conflict-eval reproduce ramdocs-madam-rag --model scripted/x</code>' in html
     assert html.count('class="card"') == 1  # the demo cell has none
     assert "conflict-eval reproduce ramdocs-madam-rag --model scripted/x" in md
+
+
+def test_mostly_parse_failures_are_flagged(shared_data, tmp_path, capsys):
+    rc = main(["reproduce", "conflictqa-gpt4", "--model", "scripted/gpt-4", "-M", "reply=no idea",
+               "-T", f"path={_conflictqa(shared_data)}", "--limit", "3",
+               "--log-dir", str(tmp_path / "logs"), "--display", "none"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "3 parse failures" in out and "warning: 100% of the samples are parse failures" in out
+    [row] = [line for line in _table(out) if line.startswith("GPT-4 ")]
+    assert "n/a" in row and "not comparable" in row  # no memory/counter answer: the ratio is undefined
