@@ -165,3 +165,17 @@ def test_registry_lists_exactly_the_shipped_cards():
     assert set(listed) == {c.id for c in shipped_cards()}
     papers = load_registry()["papers"]
     assert all(entry["paper"] in papers for entry in listed.values())
+
+
+def test_every_card_names_a_registered_task_and_arguments_it_takes():
+    import inspect
+
+    from conflict_eval.runs.registered import registered_tasks
+
+    tasks = registered_tasks()
+    for c in shipped_cards():
+        for name, args in c.tasks:
+            assert name in tasks, (c.id, name)
+            params = inspect.signature(tasks[name]).parameters
+            takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+            assert takes_any or set(args) <= set(params), (c.id, set(args) - set(params))
