@@ -79,18 +79,25 @@ def model_name(model) -> str:
     return model if isinstance(model, str) else str(model)
 
 
+def _newest_log(log_dir: str, since: float) -> str | None:
+    """The newest log written to ``log_dir`` since ``since`` (the run's own)."""
+    from inspect_ai.log import list_eval_logs
+
+    found = [i for i in list_eval_logs(log_dir, recursive=False) if (i.mtime or 0) >= since - 1]
+    return max(found, key=lambda i: i.mtime or 0).name if found else None
+
+
 def cmd_reproduce(args) -> int:
-    from conflict_eval.cli import _newest_log, _parse_task_args
+    import yaml
+
     from conflict_eval.runs.cli import _model_arg_pairs
     from conflict_eval.runs.signals import SigtermAsSigint
 
     if args.card == "list":
         return cmd_list(args)
-    import yaml
-
     card = find_card(args.card)
     try:
-        overrides = _parse_task_args(args.task_arg)
+        overrides = _model_arg_pairs(args.task_arg)  # NAME=VALUE, values read as YAML
         model_args = _model_arg_pairs(args.model_arg)
     except yaml.YAMLError as exc:
         raise ValueError(f"-T/-M values are read as YAML; quote this one: {exc}") from None
