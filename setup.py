@@ -34,6 +34,7 @@ setup(
     package_dir=package_dir,
     package_data={
         "conflict_eval": ["registry.yaml", "data/*.jsonl"],
+        "conflict_eval.runs": ["cards/*.yaml"],  # reproduction cards
         "": ["*.md", "*.json", "*.jsonl", "*.yaml"],
     },
     include_package_data=True,

@@ -4,6 +4,7 @@
     conflict-eval run                        # end_to_end on demo with the offline model
     conflict-eval run --method end_to_end --dataset demo --model openai/gpt-4o -T conflict_type=temporal
     conflict-eval score --metric token_f1 preds.jsonl
+    conflict-eval reproduce list             # reproduction cards: a paper's number beside ours
 
 ``run`` is a thin wrapper over ``inspect eval conflict_eval/run``; use
 ``inspect`` directly for everything else it offers.
@@ -350,6 +351,10 @@ def build_parser() -> argparse.ArgumentParser:
     from conflict_eval.runs.cli import add_cli_commands  # suite run/show/status/estimate, leaderboard, lmeval-path
 
     add_cli_commands(sub)
+
+    from conflict_eval.runs.reproduce import add_cli_commands as add_reproduce
+
+    add_reproduce(sub)  # reproduce list / reproduce CARD
 
     from conflict_eval.index_cli import add_cli_commands as add_index
 

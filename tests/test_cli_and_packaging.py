@@ -116,7 +116,8 @@ def test_wheel_installs_everything_under_conflict_eval(tmp_path):
     for required in ("conflict_eval/registry.yaml", "conflict_eval/data/demo.jsonl",
                      "conflict_eval/plugins/end_to_end/__init__.py",
                      "conflict_eval/tasks/run/task.py",
-                     "conflict_eval/scorers/choice_accuracy/scorer.py"):
+                     "conflict_eval/scorers/choice_accuracy/scorer.py",
+                     "conflict_eval/runs/cards/ramdocs-madam-rag.yaml"):
         assert required in names, required
     registry = zipfile.ZipFile(wheel).read("conflict_eval/registry.yaml").decode()
     assert registry == (REPO / "registry.yaml").read_text()  # the real file, not a link

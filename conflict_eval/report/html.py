@@ -175,8 +175,10 @@ def _reproduce(prov: dict[str, Any], t: str, trows: list) -> str:
     for r in trows:
         c = cell(prov, r.model, t)
         cmds = "<br>".join(f'<code class="reproduce">{esc(x)}</code>' for x in c.get("commands") or []) or "n/a"
-        body.append([esc(r.model), f'<code>{esc((c.get("results_sha256") or "n/a")[:16])}</code>', cmds])
-    out.append(_table("reproduce", ["model", "results sha256", "command"], body, left=3))
+        cards = "<br>".join(f'<code class="card">conflict-eval reproduce {esc(x)} --model {esc(r.model)}</code>'
+                            for x in c.get("cards") or []) or "none"
+        body.append([esc(r.model), f'<code>{esc((c.get("results_sha256") or "n/a")[:16])}</code>', cmds, cards])
+    out.append(_table("reproduce", ["model", "results sha256", "command", "paper card"], body, left=4))
     out.append("</div>")
     return "".join(out)
 

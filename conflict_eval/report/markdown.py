@@ -81,9 +81,11 @@ def reproducibility(board: dict[str, Any]) -> list[str]:
                    for m, v in t["models"].items()]]
         lines += _table(["", "value"], facts) + [""]
         body = [[r.model, (cell(prov, r.model, task).get("results_sha256") or "n/a")[:16],
-                 " ; ".join(cell(prov, r.model, task).get("commands") or ["n/a"])]
+                 " ; ".join(cell(prov, r.model, task).get("commands") or ["n/a"]),
+                 " ; ".join(f"conflict-eval reproduce {c} --model {r.model}"
+                            for c in cell(prov, r.model, task).get("cards") or []) or "none"]
                 for r in board["rows"] if r.task == task]
-        lines += _table(["model", "results sha256 (16)", "reproduce"], body) + [""]
+        lines += _table(["model", "results sha256 (16)", "reproduce", "paper card"], body) + [""]
     return lines
 
 

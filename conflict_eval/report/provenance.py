@@ -91,8 +91,8 @@ _CONFIG_FLAGS = {"temperature", "top_p", "top_k", "max_tokens", "seed", "frequen
                  "max_retries", "timeout"}
 
 
-def reproduce_command(h: dict[str, Any]) -> str:
-    """The ``inspect eval`` command that re-runs one log's task for its model."""
+def task_and_args(h: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The registered task and its arguments behind one log header."""
     meta = h.get("metadata") or {}
     suite = meta.get("suite") if isinstance(meta.get("suite"), dict) else None
     if suite and suite.get("task"):
@@ -109,8 +109,31 @@ def reproduce_command(h: dict[str, Any]) -> str:
         task, args = h.get("task_registry_name") or h["task"], dict(h.get("task_args") or {})
         if h.get("task_file"):
             task = f"{_strip_hash(h['task_file'])}@{task.split('/')[-1]}"
+    return task, args
+
+
+def matching_cards(h: dict[str, Any]) -> list[str]:
+    """Ids of the shipped reproduction cards whose task matches this log: the same
+    registered task, and every argument the card sets has the card's value
+    (:mod:`conflict_eval.runs.cards`; one-task cards only)."""
+    from conflict_eval.runs.cards import shipped_cards
+
+    task, args = task_and_args(h)
+    found = []
+    for card in shipped_cards():
+        if len(card.tasks) != 1:
+            continue
+        name, want = card.tasks[0]
+        if name == task and all(k in args and str(args[k]) == str(v) for k, v in want.items()):
+            found.append(card.id)
+    return found
+
+
+def reproduce_command(h: dict[str, Any]) -> str:
+    """The ``inspect eval`` command that re-runs one log's task for its model."""
     from .grouping import display_value
 
+    task, args = task_and_args(h)
     args = _strip_hash(display_value(args))
     cmd = ["inspect", "eval", task]
     for k, v in args.items():
@@ -185,6 +208,7 @@ def provenance(rows: list[Row], evals: dict[str, EvalFacts]) -> dict[str, Any]:
         cells[f"{r.model}\t{r.task}"] = {
             "model": r.model, "task": r.task,
             "commands": sorted({reproduce_command(ev.header) for ev in evs}),
+            "cards": sorted({c for ev in evs for c in matching_cards(ev.header)}),
             "results_sha256": results_hash(r.per_id_headline) if r.per_id_headline else None,
             "logs": [ev.log for ev in evs], "estimate": _estimate(evs),
             "task_metrics": evs[0].header.get("task_metrics") if len(evs) == 1 else None,

@@ -38,6 +38,7 @@ import hashlib
 import logging
 from pathlib import Path
 
+from conflict_eval.compose import declares_metric
 from conflict_eval.download import github_file
 from conflict_eval.records import (
     LETTERS,
@@ -143,6 +144,7 @@ def load_conflictqa(path: str | Path, setting: str = "all", option_order: str = 
                         file=path, id_field=None)
 
 
+@declares_metric("memorization_ratio")
 def conflictqa(path: str | None = None, memory_model: str = "gpt4", setting: str = "all",
                option_order: str = "memory_first", limit: int | None = None, shuffle: bool = False,
                seed: int = 0):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from conflict_eval.compose import declares_metric
 from conflict_eval.download import github_file
 from conflict_eval.records import (
     BadField,
@@ -119,6 +120,7 @@ def load_ramdocs(path: str | Path) -> list[ConflictQA]:
     return convert_rows(NAME, read_json_or_jsonl(path), converter(), file=path, id_field=None)
 
 
+@declares_metric("strict_em")
 def ramdocs(path: str | None = None, limit: int | None = None, shuffle: bool = False, seed: int = 0):
     """RAMDocs: questions whose documents mix ambiguity, misinformation and noise.
 

@@ -135,10 +135,12 @@ def test_memorization_ratio_by_hand(shared_data, tmp_path, log_dir):
         return text.format(memory=rows[i]["memory_answer"], counter=rows[i]["counter_answer"])
 
     [log] = inspect_eval("conflict_eval/run",
-                         task_args={"method": "conflictqa_mc", "dataset": "conflictqa", "path": str(subset),
-                                    "scorer": "memorization_ratio"},
+                         task_args={"method": "conflictqa_mc", "dataset": "conflictqa", "path": str(subset)},
                          model=scripted_model(reply), log_dir=log_dir, display="none")
     assert log.status == "success", log.error
+    # no -T scorer=: ConflictQA declares memorization_ratio
+    assert log.eval.metadata["scorers"] == ["memorization_ratio"]
+    assert log.eval.metadata["scorer_source"] == "declared"
     assert len(log.samples) == 12
     question_index = {r["question"]: i for i, r in enumerate(rows)}
     for s in log.samples:

@@ -67,10 +67,11 @@ def test_calls_follow_the_loop_rules_on_the_shared_sample(shared_data, log_dir):
     script, pattern_of = debate_script(rows, broken)
     model = scripted_model(script)
     [log] = inspect_eval("conflict_eval/run",
-                         task_args={"method": "madam_rag", "dataset": "ramdocs", "path": str(path),
-                                    "scorer": "strict_em"},
+                         task_args={"method": "madam_rag", "dataset": "ramdocs", "path": str(path)},
                          model=model, limit=LIMIT, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
+    # no -T scorer=: RAMDocs declares strict_em
+    assert log.eval.metadata["scorers"] == ["strict_em"] and log.eval.metadata["scorer_source"] == "declared"
     by_question = {r["question"]: r for r in rows}
     assert len(log.samples) == LIMIT
     for sample in log.samples:
