@@ -222,7 +222,8 @@ def test_spend_includes_failed_attempts_that_were_retried(tmp_path):
     # $1 per token: $ = tokens, whether Inspect prices the calls (another test may have
     # registered a price for mockllm/model in this process) or the fallback table does
     before = get_model_info("mockllm/model")
-    set_model_info("mockllm/model", ModelInfo(cost=ModelCost(input=1_000_000, output=1_000_000)))
+    set_model_info("mockllm/model", ModelInfo(cost=ModelCost(input=1_000_000, output=1_000_000,
+                                                                input_cache_write=1_000_000, input_cache_read=1_000_000)))
     try:
         inspect_eval(task, model=scripted_model(lambda prompt: "A"), log_dir=str(tmp_path), display="none",
                      retry_on_error=1)
