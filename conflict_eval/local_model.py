@@ -25,7 +25,8 @@ Model args (``-M``)
 ``path``          a local GGUF file (see above).
 ``instances``     llama.cpp contexts serving requests in parallel (default:
                   the usable cores, at most 4; see "Concurrency").
-``threads``       threads per instance (default: cores // instances, at least 1).
+``threads``       threads per instance (default: cores // instances, at least 1; without
+                  this arg a request running alone uses every core).
 ``n_ctx``         context window (default 0: the model's trained length, 8192
                   for SmolLM2).
 ``seed``          llama.cpp's default sampling seed (``--seed`` wins per call).
@@ -66,7 +67,11 @@ instructions), and llama.cpp re-evaluates only the new tokens; when all are
 busy, it waits. Each context decodes one sequence with ``threads`` threads.
 Chosen by measurement on 2 cores (``benchmarks/results/local_throughput.md``):
 two single-threaded contexts beat one two-threaded context on concurrent
-samples, and at one sample at a time they match it.
+samples (no thread barriers to wait on, which on a busy machine cost many
+times over), and a request running alone gets every core (one sequence
+decodes about 1.7x faster on 2 threads than on 1). llama.cpp's batched
+multi-sequence decode is not reachable through llama-cpp-python's API
+without a decode loop of our own, so it is not used.
 """
 
 from __future__ import annotations
@@ -219,7 +224,7 @@ class _Pool:
     """``instances`` llama.cpp contexts on one GGUF; a request takes a free one."""
 
     def __init__(self, path: Path, instances: int, threads: int, n_ctx: int, seed: int | None,
-                 prefix_cache: bool = True):
+                 prefix_cache: bool = True, solo_threads: int | None = None):
         from llama_cpp import Llama
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
@@ -233,6 +238,7 @@ class _Pool:
         # llama.cpp may round a small n_ctx up; llama-cpp-python's token buffer keeps the asked size
         self.n_ctx = min(first.n_ctx(), len(first.input_ids))
         self.prefix_cache = prefix_cache
+        self.threads, self.solo_threads = threads, solo_threads
         self.free = list(self.llms)
         self.cond = threading.Condition()
         self.lock = threading.Lock()  # tokenizer calls from the event loop's threads
@@ -264,6 +270,9 @@ class _Pool:
             best = max(self.free, key=lambda llm: Llama.longest_token_prefix(
                 llm.input_ids[:llm.n_tokens].tolist(), tokens))
             self.free.remove(best)
+            if self.solo_threads:  # a lone request gets every core; concurrent ones one context each
+                n = self.solo_threads if len(self.free) == len(self.llms) - 1 else self.threads
+                best._ctx.set_n_threads(n, n)
             return best
 
     def release(self, llm: Any) -> None:
@@ -288,11 +297,11 @@ def _close_pools() -> None:
 
 
 def shared_pool(path: Path, instances: int, threads: int, n_ctx: int, seed: int | None,
-                prefix_cache: bool) -> _Pool:
-    key = (str(path), instances, threads, n_ctx, seed, prefix_cache)
+                prefix_cache: bool, solo_threads: int | None = None) -> _Pool:
+    key = (str(path), instances, threads, n_ctx, seed, prefix_cache, solo_threads)
     with _POOLS_LOCK:
         if key not in _POOLS:
-            _POOLS[key] = _Pool(path, instances, threads, n_ctx, seed, prefix_cache)
+            _POOLS[key] = _Pool(path, instances, threads, n_ctx, seed, prefix_cache, solo_threads)
         return _POOLS[key]
 
 
@@ -329,7 +338,10 @@ class LlamaCppModelAPI(ModelAPI):
         seed = model_args.get("seed")
         seed = None if seed is None else _int_arg("seed", seed, 0)
         prefix_cache = _bool_arg("prefix_cache", model_args.get("prefix_cache", True))
-        self.pool = shared_pool(self.path, instances, threads, n_ctx, seed, prefix_cache)
+        # without -M threads, a request running alone uses every core (llama.cpp decodes one
+        # sequence about 1.7x faster on 2 threads than on 1 on an idle 2-core machine)
+        solo = cores if "threads" not in model_args and cores > threads else None
+        self.pool = shared_pool(self.path, instances, threads, n_ctx, seed, prefix_cache, solo)
 
     async def generate(self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice,
                        config: GenerateConfig) -> ModelOutput:
