@@ -133,7 +133,7 @@ def registry_revision(name: str | None) -> str:
     """Where a registered dataset comes from, as ``registry.yaml`` pins it."""
     if not name:
         return "unknown"
-    from .registry_file import load_registry
+    from conflict_eval.components.catalog import load_registry
 
     entry = (load_registry().get("datasets") or {}).get(name)
     if not entry:

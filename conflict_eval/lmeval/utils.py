@@ -42,7 +42,7 @@ def load_docs(dataset: str, **kwargs: Any) -> dict:
     """
     import datasets
 
-    from conflict_eval.plugins_manager import get_dataset
+    from conflict_eval.components.manager import get_dataset
 
     component = get_dataset(dataset)
     params = inspect.signature(component.factory).parameters

@@ -37,7 +37,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from conflict_eval.compose import declares_metric
+from conflict_eval.components.compose import declares_metric
 from conflict_eval.text_metrics import normalize_squad
 from conflict_eval.records import (
     ENCODING,
