@@ -372,7 +372,7 @@ def _load_plugin_flags(args: argparse.Namespace) -> None:
 
 def _user_errors() -> tuple[type[BaseException], ...]:
     """Errors in what the user gave (options, parts, files, records): a short message, exit 2."""
-    from conflict_eval.download import DownloadError
+    from conflict_eval.records.download import DownloadError
     from conflict_eval.components.manager import PluginError, UnknownComponentError
     from conflict_eval.records import DatasetError
 

@@ -63,7 +63,7 @@ def task_dir() -> Path:
         return package_dir()
     import shutil
 
-    from conflict_eval.download import cache_root
+    from conflict_eval.records.download import cache_root
 
     out = cache_root() / "lmeval-tasks"
     write_task_yamls(out)

@@ -29,7 +29,7 @@ import logging
 import re
 from pathlib import Path
 
-from conflict_eval.download import hf_dataset_file
+from conflict_eval.records.download import hf_dataset_file
 from conflict_eval.records import (
     LETTERS,
     BadField,

@@ -124,7 +124,7 @@ def test_every_output_escapes_log_text_and_has_no_absolute_path(outputs):
     assert json.loads(paths["json"].read_text())["rows"][0]["model"] in ("flaky/x", EVIL)  # still the raw name as data
     # the dataset given by absolute path: folder/name#sha8 in labels, folder/name in commands, full sha256 recorded
     md = paths["md"].read_text()
-    from conflict_eval.download import sha256_file
+    from conflict_eval.records.download import sha256_file
 
     sha = sha256_file(tmp / "mydata" / "demo_copy.jsonl")
     assert f"path=mydata/demo_copy.jsonl#{sha[:8]}" in md and sha in md
