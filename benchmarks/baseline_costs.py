@@ -27,7 +27,7 @@ from pathlib import Path
 from inspect_ai import eval as inspect_eval
 
 from conflict_eval.accounting import log_costs, summarise
-from conflict_eval.compose import compose_task
+from conflict_eval.components.compose import compose_task
 
 RESULTS = Path(__file__).parent / "results"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"

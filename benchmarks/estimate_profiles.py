@@ -61,7 +61,7 @@ def run_method(method: str, limit: int, log_dir: str):
     from inspect_ai.log import read_eval_log
 
     from conflict_eval.accounting import log_costs
-    from conflict_eval.compose import compose_task
+    from conflict_eval.components.compose import compose_task
     from conflict_eval.runs.estimate import record_words
 
     if method in OTHER_DATA:
@@ -136,7 +136,7 @@ def main() -> int:
     if not DATA.is_file():
         print(f"no data at {DATA}", file=sys.stderr)
         return 2
-    from conflict_eval.plugins_manager import components
+    from conflict_eval.components.manager import components
 
     known = components()["method"]
     results, profiles, skipped = {}, {}, {}

@@ -86,7 +86,7 @@ def summarise_log(method: str, log) -> dict:
 
 
 def main(argv=None) -> int:
-    from conflict_eval.plugins_manager import components
+    from conflict_eval.components.manager import components
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--limit", type=int, default=20)

@@ -1,10 +1,10 @@
 """Fuzz every parser of model output (issue 11's benchmark).
 
-For each entry of :data:`conflict_eval.parser_registry.PARSERS` (adding a
+For each entry of :data:`conflict_eval.answers.fuzz.PARSERS` (adding a
 parser there adds a row here): ``--random`` random replies (default 5,000:
 parser tokens mixed with random code points, lone surrogates included, mostly
 under 500 characters, some up to 10 kB) plus every adversarial family of
-:func:`~conflict_eval.parser_registry.adversarial_inputs` at 10 kB and
+:func:`~conflict_eval.answers.fuzz.adversarial_inputs` at 10 kB and
 100 kB. Records crashes (any exception other than the parser's documented
 failure, or no result within ``--limit`` seconds: must be 0), the slowest
 call at 10 kB and at 100 kB with its family, the slowest random input, and
@@ -28,7 +28,7 @@ import random
 import time
 from pathlib import Path
 
-from conflict_eval.parser_registry import PARSERS, ParserTimeout, adversarial_inputs, check_total, random_reply
+from conflict_eval.answers.fuzz import PARSERS, ParserTimeout, adversarial_inputs, check_total, random_reply
 
 RESULTS = Path(__file__).parent / "results"
 MAX_CRASHES = 5

@@ -5,9 +5,9 @@ records, the component lookups and :func:`compose_task`. Importing this
 package never imports torch.
 """
 
-from ._markers import hookimpl, hookspec
-from .compose import compose_task
-from .plugins_manager import (
+from conflict_eval.components.markers import hookimpl, hookspec
+from conflict_eval.components.compose import compose_task
+from conflict_eval.components.manager import (
     Component,
     PluginError,
     UnknownComponentError,

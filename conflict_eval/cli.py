@@ -36,7 +36,7 @@ def _parse_task_args(pairs: Sequence[str]) -> dict[str, Any]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from conflict_eval.plugins_manager import KINDS, components
+    from conflict_eval.components.manager import KINDS, components
 
     found = components()
     if args.json:
@@ -194,9 +194,9 @@ async def score_rows(metric: str, rows: list[dict[str, Any]], pred_field: str,
     from inspect_ai.scorer import Target
     from inspect_ai.solver import TaskState
 
-    from conflict_eval.plugins_manager import get_metric
+    from conflict_eval.components.manager import get_metric
 
-    from conflict_eval.compose import route_options
+    from conflict_eval.components.compose import route_options
 
     component = get_metric(metric)
     options = route_options({"metric": component}, options)["metric"]  # unknown options: an error naming the scorer
@@ -364,7 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _load_plugin_flags(args: argparse.Namespace) -> None:
     """``--plugin`` sources, loaded next to the entry-point plugins."""
-    from conflict_eval.plugins_manager import add_plugin_source
+    from conflict_eval.components.manager import add_plugin_source
 
     for spec in getattr(args, "plugin", None) or []:
         add_plugin_source(spec)
@@ -372,8 +372,8 @@ def _load_plugin_flags(args: argparse.Namespace) -> None:
 
 def _user_errors() -> tuple[type[BaseException], ...]:
     """Errors in what the user gave (options, parts, files, records): a short message, exit 2."""
-    from conflict_eval.download import DownloadError
-    from conflict_eval.plugins_manager import PluginError, UnknownComponentError
+    from conflict_eval.records.download import DownloadError
+    from conflict_eval.components.manager import PluginError, UnknownComponentError
     from conflict_eval.records import DatasetError
 
     return (UnknownComponentError, PluginError, DatasetError, DownloadError, ValueError,

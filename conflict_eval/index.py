@@ -41,7 +41,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from conflict_eval.download import sha256_file
+from conflict_eval.records.download import sha256_file
 from conflict_eval.records import DataFileError, not_utf8, read_jsonl
 from conflict_eval.retrieval import Document, Hit, fold_accents
 

@@ -1,26 +1,6 @@
-"""Read ``registry.yaml``: the description of what ships with conflict-eval."""
+"""Deprecated: use :mod:`conflict_eval.components.catalog` (this alias is kept for one release)."""
 
-from __future__ import annotations
+import importlib as _importlib, sys as _sys, warnings as _warnings
 
-from functools import lru_cache
-from importlib.resources import files
-from typing import Any
-
-import yaml
-
-SECTIONS = {"method": "methods", "dataset": "datasets", "metric": "metrics", "source": "sources"}
-
-
-@lru_cache(maxsize=1)
-def load_registry() -> dict[str, Any]:
-    """The parsed registry file shipped in the package."""
-    text = (files("conflict_eval") / "registry.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text) or {}
-    for section in SECTIONS.values():
-        data.setdefault(section, {})
-    return data
-
-
-def entry(kind: str, name: str) -> dict[str, Any] | None:
-    """The registry entry for a built-in component, or None for third-party ones."""
-    return load_registry()[SECTIONS[kind]].get(name)
+_warnings.warn("conflict_eval.registry_file is deprecated; import conflict_eval.components.catalog", DeprecationWarning, stacklevel=2)
+_sys.modules[__name__] = _importlib.import_module("conflict_eval.components.catalog")

@@ -12,7 +12,7 @@ import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conflict_eval.cli import main
-from conflict_eval.plugins_manager import ENV_VAR, PluginError, clear_plugin_sources, components
+from conflict_eval.components.manager import ENV_VAR, PluginError, clear_plugin_sources, components
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "conflict-eval-example-plugin" / "conflict_eval_example" / "__init__.py"

@@ -9,13 +9,13 @@ import pytest
 
 import conflict_eval
 from conflict_eval import hookimpl
-from conflict_eval.plugins_manager import PluginError, get_method, lookup
+from conflict_eval.components.manager import PluginError, get_method, lookup
 
 
 def test_composing_one_task_does_not_import_other_plugins():
     code = (
         "import sys\n"
-        "from conflict_eval.compose import compose_task\n"
+        "from conflict_eval.components.compose import compose_task\n"
         "compose_task('end_to_end', 'demo')\n"
         "others = [m for m in ('conflict_eval.plugins.atomr.solver', "
         "'conflict_eval.plugins.microact.solver', 'conflict_eval.plugins.standard_rag.solver', "

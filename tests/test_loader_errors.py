@@ -414,7 +414,7 @@ def test_not_utf8_is_an_error_naming_the_file(tmp_path):
 
 
 def test_a_missing_file_is_a_one_line_error_naming_it(tmp_path):
-    from conflict_eval.plugins_manager import get_dataset
+    from conflict_eval.components.manager import get_dataset
 
     missing = tmp_path / "missing.jsonl"
     for name in ["demo", "kre_ecqa", "conflictbank", "atomr_hotpotqa", "atomr_musique", "atomr_2wiki",
@@ -592,7 +592,7 @@ def test_loaders_give_records_or_located_errors_for_any_mutated_field(tmp_path_f
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from conflict_eval.plugins_manager import get_dataset
+    from conflict_eval.components.manager import get_dataset
 
     leaves = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6)
               | st.sampled_from(["", " ", "None", "\ud800", "abc"]))

@@ -87,7 +87,7 @@ def test_provider_is_registered_under_conflict_eval():
 
 
 def test_cache_root_follows_env(monkeypatch, tmp_path):
-    from conflict_eval.download import cache_dir, cache_root
+    from conflict_eval.records.download import cache_dir, cache_root
 
     monkeypatch.setenv("CONFLICT_EVAL_CACHE", str(tmp_path))
     assert cache_root() == tmp_path and cache_dir() == tmp_path / "data"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from conflict_eval.parser_registry import PATHOLOGICAL_REPLIES
+from conflict_eval.answers.fuzz import PATHOLOGICAL_REPLIES
 from conflict_eval.testing import scripted_model
 
 PATHOLOGICAL = PATHOLOGICAL_REPLIES

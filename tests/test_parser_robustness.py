@@ -1,8 +1,8 @@
 """Every parser of model output is total and linear (issue 11).
 
-One list, :data:`conflict_eval.parser_registry.PARSERS`, names every parser
+One list, :data:`conflict_eval.answers.fuzz.PARSERS`, names every parser
 in the project; each is fed arbitrary text (hypothesis) and the adversarial
-families of :func:`~conflict_eval.parser_registry.adversarial_inputs` at
+families of :func:`~conflict_eval.answers.fuzz.adversarial_inputs` at
 10 kB and 100 kB, and must return (or raise only its documented failure)
 within a per-call time bound. A new parser gets one line in that list.
 
@@ -22,8 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conflict_eval.parser_registry import FUZZ_TOKENS as TOKENS
-from conflict_eval.parser_registry import PARSERS, adversarial_inputs, check_total
+from conflict_eval.answers.fuzz import FUZZ_TOKENS as TOKENS
+from conflict_eval.answers.fuzz import PARSERS, adversarial_inputs, check_total
 
 CALL_LIMIT = 1.0  # seconds per call
 
@@ -75,7 +75,7 @@ def test_adversarial_families_in_bounded_time(entry, size):
 
 
 def test_documented_failures_are_the_only_exceptions():
-    from conflict_eval.parser_registry import ParserEntry
+    from conflict_eval.answers.fuzz import ParserEntry
 
     strict = ParserEntry("x", "conflict_eval.plugins.microact.parse:parse_call", "-",
                          call=lambda fn, t: fn(t, ("terminate",)))

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from conflict_eval.cli import main
-from conflict_eval.plugins_manager import (
+from conflict_eval.components.manager import (
     ENV_VAR,
     PluginError,
     PluginWarning,

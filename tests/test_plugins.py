@@ -1,6 +1,6 @@
 """The plugin system: hooks, duplicates, unknown hooks, lookups, third-party plugins.
 
-Every hook in conflict_eval.hookspecs must be exercised here
+Every hook in conflict_eval.components.hookspecs must be exercised here
 (test_every_hook_has_a_test enforces it).
 """
 
@@ -14,8 +14,9 @@ from inspect_ai.scorer import Score, mean, scorer
 from inspect_ai.solver import solver
 
 import conflict_eval
-from conflict_eval import hookimpl, hookspecs
-from conflict_eval.plugins_manager import (
+from conflict_eval import hookimpl
+from conflict_eval.components import hookspecs
+from conflict_eval.components.manager import (
     PluginError,
     UnknownComponentError,
     components,
@@ -134,7 +135,7 @@ def test_conflict_eval_register_metrics(thirdparty, log_dir):
 
 
 def test_conflict_eval_register_sources(log_dir):
-    from conflict_eval.plugins_manager import get_source
+    from conflict_eval.components.manager import get_source
     from conflict_eval.retrieval import Hit
 
     class EchoSource:

@@ -4,8 +4,8 @@ import inspect
 
 import pytest
 
-from conflict_eval.plugins_manager import components
-from conflict_eval.registry_file import SECTIONS, load_registry
+from conflict_eval.components.manager import components
+from conflict_eval.components.catalog import SECTIONS, load_registry
 
 
 def _builtins(kind):

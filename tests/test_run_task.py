@@ -3,8 +3,8 @@
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from conflict_eval.compose import compose_task, route_options
-from conflict_eval.plugins_manager import lookup
+from conflict_eval.components.compose import compose_task, route_options
+from conflict_eval.components.manager import lookup
 from conflict_eval.testing import scripted_model
 from conflict_eval.plugins.end_to_end.prompts import END_TO_END_TEMPLATE
 
@@ -105,7 +105,7 @@ def test_unknown_option_lists_accepted():
 def test_unknown_names_get_did_you_mean():
     with pytest.raises(ValueError, match=r"unknown option\(s\) normaliser \(did you mean 'normalizer'\?\)"):
         compose_task("end_to_end", "demo", "token_f1", normaliser="squad")
-    from conflict_eval.plugins_manager import UnknownComponentError
+    from conflict_eval.components.manager import UnknownComponentError
 
     with pytest.raises(UnknownComponentError, match=r"unknown dataset 'kre_ecqaa'. Did you mean 'kre_ecqa'"):
         compose_task("end_to_end", "kre_ecqaa")

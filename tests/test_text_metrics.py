@@ -1,4 +1,4 @@
-"""Tests for conflict_eval.text_metrics (token F1, EM, cover-EM)."""
+"""Tests for conflict_eval.answers.text_metrics (token F1, EM, cover-EM)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import doctest
 
 import pytest
 
-import conflict_eval.text_metrics as tm
-from conflict_eval.text_metrics import (
+import conflict_eval.answers.text_metrics as tm
+from conflict_eval.answers.text_metrics import (
     NORMALIZERS,
     PRF,
     cover_em,

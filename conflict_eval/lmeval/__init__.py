@@ -35,7 +35,7 @@ TAG_ALL = "conflict_eval_all"
 PREFIX = "conflict_eval_"
 GEN_KWARGS = {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": 512}
 """Greedy decoding, 512 new tokens, no stop sequence other than end of text
-(as :data:`conflict_eval.compose.DEFAULT_GENERATE_CONFIG`; Micro-Act §7.1)."""
+(as :data:`conflict_eval.components.compose.DEFAULT_GENERATE_CONFIG`; Micro-Act §7.1)."""
 
 CHOICE_METRICS = (("accuracy", True), ("parse_failure", False), ("misled", False))
 TEXT_METRICS = (("token_f1", True), ("exact_match", True))
@@ -63,7 +63,7 @@ def task_dir() -> Path:
         return package_dir()
     import shutil
 
-    from conflict_eval.download import cache_root
+    from conflict_eval.records.download import cache_root
 
     out = cache_root() / "lmeval-tasks"
     write_task_yamls(out)
@@ -109,8 +109,8 @@ def _yaml(task: str, tags: list[str], dataset_kwargs: dict, text_fn: str, proces
 
 def task_yamls() -> dict[str, str]:
     """File name -> YAML text for every task the registered datasets give."""
-    from conflict_eval.plugins_manager import components
-    from conflict_eval.registry_file import entry
+    from conflict_eval.components.manager import components
+    from conflict_eval.components.catalog import entry
 
     out: dict[str, str] = {}
     try:

@@ -11,7 +11,7 @@ harnesses give the same score for the same model output:
   solvers do (``restore_prefill`` for End-to-End, Few-Shot and CoT);
 * answer extraction: ``parse_few_shot`` / ``parse_cot`` (baselines),
   ``conflict_eval.answers.parse_choice`` (multiple choice, as the
-  ``choice_accuracy`` scorer), ``extract_answer`` + ``conflict_eval.text_metrics``
+  ``choice_accuracy`` scorer), ``extract_answer`` + ``conflict_eval.answers.text_metrics``
   (free form, as ``token_f1`` / ``exact_match``), ``parse_output`` +
   ``matches`` / ``is_refusal`` (user needs, as ``user_need_accuracy``).
 
@@ -42,7 +42,7 @@ def load_docs(dataset: str, **kwargs: Any) -> dict:
     """
     import datasets
 
-    from conflict_eval.plugins_manager import get_dataset
+    from conflict_eval.components.manager import get_dataset
 
     component = get_dataset(dataset)
     params = inspect.signature(component.factory).parameters
@@ -144,7 +144,7 @@ def choice_scores(reply: str, rec: ConflictQA, failure: str | None = None) -> di
 def text_scores(reply: str, golds: list[str]) -> dict[str, float]:
     """``token_f1`` and ``exact_match`` (SQuAD normalisation) of the extracted answer."""
     from conflict_eval.scorers.text_match.scorer import extract_answer
-    from conflict_eval.text_metrics import exact_match, token_f1
+    from conflict_eval.answers.text_metrics import exact_match, token_f1
 
     answer = extract_answer(reply)
     return {"token_f1": token_f1(answer, golds), "exact_match": exact_match(answer, golds)}

@@ -37,7 +37,7 @@ def registered_tasks() -> dict[str, Any]:
 
 def registry_yaml_tasks() -> set[str]:
     """Task names listed in ``registry.yaml`` under any method, dataset or metric."""
-    from conflict_eval.registry_file import SECTIONS, load_registry
+    from conflict_eval.components.catalog import SECTIONS, load_registry
 
     data = load_registry()
     names: set[str] = set()

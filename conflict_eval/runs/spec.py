@@ -297,7 +297,7 @@ def _parse_tasks(raw, defaults: dict, problems: _Problems) -> list[TaskSpec]:
 def _task_spec(item: dict, where: tuple, registered: dict, problems: _Problems, line) -> TaskSpec | None:
     name = item.get("task")
     if not isinstance(name, str) or name not in registered:
-        from conflict_eval.plugins_manager import did_you_mean
+        from conflict_eval.components.manager import did_you_mean
 
         close = did_you_mean(name, list(registered))
         hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
@@ -369,7 +369,7 @@ def _check_task_args(name, fn, args, where, problems) -> bool:
                                               f"(accepted: {', '.join(sorted(named)) or 'none'})")
         return False
     if name == GENERIC_TASK:  # check the routed options against the composed parts
-        from conflict_eval.plugins_manager import UnknownComponentError, components, lookup
+        from conflict_eval.components.manager import UnknownComponentError, components, lookup
 
         parts = []
         for key, kind, default in (("method", "method", "end_to_end"), ("dataset", "dataset", "demo")):

@@ -40,7 +40,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conflict_eval.download import github_file
+from conflict_eval.records.download import github_file
 from conflict_eval.records import (
     BadField,
     ConflictQA,

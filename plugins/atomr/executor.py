@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conflict_eval.plugins.knowledge_sources.sources import search_async
-from conflict_eval.text_metrics import normalize_atomr
+from conflict_eval.answers.text_metrics import normalize_atomr
 
 from . import prompts
 from .parse import _REF, Answer, Node, Ref, Tree, parse_answer, parse_sources, ref_labels

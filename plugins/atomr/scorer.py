@@ -1,7 +1,7 @@
 """AtomR's answer metrics with a per-category breakdown (AtomR §4.1.1, Tables 2-3).
 
 Token F1, exact match and cover-EM with AtomR's normalisation
-(:func:`conflict_eval.text_metrics.normalize_atomr`), each the maximum over
+(:func:`conflict_eval.answers.text_metrics.normalize_atomr`), each the maximum over
 the gold answers. The prediction is the whole completion (AtomR's solvers
 leave the answer list joined with ", " there). :func:`atomr_means` reports
 the overall means and the mean F1 per question category
@@ -14,7 +14,7 @@ from collections import defaultdict
 from inspect_ai.scorer import SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from conflict_eval.text_metrics import cover_em, exact_match, token_f1
+from conflict_eval.answers.text_metrics import cover_em, exact_match, token_f1
 
 KEYS = ("f1", "em", "cover_em")
 

@@ -89,7 +89,7 @@ def as_names(value: str | list | tuple | None, option: str) -> list[str]:
 
 
 def _check_sources(sources: str | list[str]) -> list[str]:
-    from conflict_eval.plugins_manager import components
+    from conflict_eval.components.manager import components
 
     names = as_names(sources, "sources")
     known = components()["source"]
@@ -106,7 +106,7 @@ def build_sources(names: list[str], record: ConflictQA, *, text_corpus: str | No
                   kg_triples: str | None = None, web_pages: str | None = None,
                   web_api: bool = False, retriever: str = "bm25") -> dict[str, Any]:
     """The knowledge sources ``names``, built (once per process) by their plugins."""
-    from conflict_eval.plugins_manager import get_source
+    from conflict_eval.components.manager import get_source
 
     files = record.extra.get("source_files") or {}
     pool = {"corpus": text_corpus or files.get("text"), "retriever": retriever,

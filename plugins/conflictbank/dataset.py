@@ -29,7 +29,7 @@ import logging
 import re
 from pathlib import Path
 
-from conflict_eval.download import hf_dataset_file
+from conflict_eval.records.download import hf_dataset_file
 from conflict_eval.records import (
     LETTERS,
     BadField,
@@ -203,5 +203,5 @@ def conflictbank(
     records = load_conflictbank(source, conflict_type)
     ds = build_dataset("conflictbank", records, location=str(source), limit=limit,
                        shuffle=shuffle, seed=seed)
-    ds.provenance = info  # eval metadata `dataset_provenance` (conflict_eval.compose)
+    ds.provenance = info  # eval metadata `dataset_provenance` (conflict_eval.components.compose)
     return ds

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conflict_eval.download import sha256_file
+from conflict_eval.records.download import sha256_file
 
 REQUIRED_COLUMNS = ("search_query", "text_window", "stance")
 

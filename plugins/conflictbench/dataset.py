@@ -33,7 +33,7 @@ import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from conflict_eval.download import github_file
+from conflict_eval.records.download import github_file
 from conflict_eval.records import (
     LETTERS,
     BadField,

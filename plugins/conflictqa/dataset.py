@@ -38,8 +38,8 @@ import hashlib
 import logging
 from pathlib import Path
 
-from conflict_eval.compose import declares_metric
-from conflict_eval.download import github_file
+from conflict_eval.components.compose import declares_metric
+from conflict_eval.records.download import github_file
 from conflict_eval.records import (
     LETTERS,
     BadField,

@@ -32,7 +32,7 @@ import hashlib
 import logging
 from pathlib import Path
 
-from conflict_eval.download import github_file
+from conflict_eval.records.download import github_file
 from conflict_eval.records import (
     LETTERS,
     BadField,

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from conflict_eval.answers import clip
-from conflict_eval.text_metrics import normalize_squad
+from conflict_eval.answers.text_metrics import normalize_squad
 
 _ANSWER = re.compile(r"\banswer\s*\**\s*:\s*\**", re.I)
 _EXPLANATION = re.compile(r"\bexplanation\b", re.I)

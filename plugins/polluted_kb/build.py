@@ -62,7 +62,7 @@ GENERATE = {"temperature": 0.0, "target_max_tokens": 32, "poison_max_tokens": 80
 
 def default_source() -> Path:
     """The pinned upstream file (downloaded once; offline runs pass ``source``)."""
-    from conflict_eval.download import github_file
+    from conflict_eval.records.download import github_file
 
     return github_file(HOTPOT_REPO, HOTPOT_COMMIT, HOTPOT_PATH)
 
@@ -138,7 +138,7 @@ def read_corpus(spec: str | Path) -> tuple[list[KBDocument], dict[str, Any]]:
     """The passages of an index directory (``conflict-eval index build``) or of
     a corpus file (any format ``conflict-eval index build`` reads), and where
     they came from (for the KB meta)."""
-    from conflict_eval.download import sha256_file
+    from conflict_eval.records.download import sha256_file
     from conflict_eval.index import is_index_dir, iter_corpus, read_manifest
 
     spec = Path(spec)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from conflict_eval.compose import declares_metric
+from conflict_eval.components.compose import declares_metric
 from conflict_eval.records import ConflictQA, build_dataset
 
 from .kb import check_pollution, load_kb

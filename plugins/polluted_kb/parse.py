@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from conflict_eval.answers import clip, reported, revised
-from conflict_eval.text_metrics import normalize_squad
+from conflict_eval.answers.text_metrics import normalize_squad
 
 
 @dataclass(frozen=True)

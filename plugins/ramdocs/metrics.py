@@ -2,7 +2,7 @@
 
 A response is correct only if it contains **every** gold answer and **none**
 of the wrong answers, after SQuAD normalisation (lower case, no punctuation,
-no articles, single spaces; :func:`conflict_eval.text_metrics.normalize_squad`).
+no articles, single spaces; :func:`conflict_eval.answers.text_metrics.normalize_squad`).
 
 Choices (see README):
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from conflict_eval.text_metrics import Normalizer, get_normalizer
+from conflict_eval.answers.text_metrics import Normalizer, get_normalizer
 
 GROUPS = ("ambiguous", "single_answer", "with_misinformation", "without_misinformation")
 """Breakdown names: ambiguous (2+ gold answers) vs single-answer questions;

@@ -32,7 +32,7 @@ from inspect_ai.scorer import SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
 from conflict_eval.scorers.text_match.scorer import extract_answer
-from conflict_eval.text_metrics import NORMALIZERS
+from conflict_eval.answers.text_metrics import NORMALIZERS
 
 from .metrics import group_of, strict_em_parts, summary
 

@@ -166,7 +166,7 @@ def robustrag(
         state.messages = [ChatMessageUser(content=prompt)]
         return await generate(state)
 
-    # eval metadata (conflict_eval.compose puts it under "method_info")
+    # eval metadata (conflict_eval.components.compose puts it under "method_info")
     solve.info = {"robustrag_templates": templates, "aggregation": aggregation,
                   "keyword_extractor": extractor.name if extractor else None}
     return solve

@@ -37,8 +37,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from conflict_eval.compose import declares_metric
-from conflict_eval.text_metrics import normalize_squad
+from conflict_eval.components.compose import declares_metric
+from conflict_eval.answers.text_metrics import normalize_squad
 from conflict_eval.records import (
     ENCODING,
     BadField,
@@ -413,7 +413,7 @@ def user_needs_hotpotqa(path: str | None = None, user_need: str | None = None, s
                         limit: int | None = None, seed: int = 0, distractors: str | None = None):
     """HotpotQA (IRCoT processed dev subsample) in the three context settings."""
     if path is None:
-        from conflict_eval.download import github_file
+        from conflict_eval.records.download import github_file
         path = str(github_file(*HOTPOTQA_SOURCE))
     check_file(path, "user_needs_hotpotqa")
     items = hotpotqa_items(read_jsonl(path), file=path, seed=seed)
@@ -424,7 +424,7 @@ def user_needs_hotpotqa(path: str | None = None, user_need: str | None = None, s
 
 def _kre(name: str, path, **grid):
     if path is None:
-        from conflict_eval.download import github_file
+        from conflict_eval.records.download import github_file
         path = str(github_file(KRE_REPO, KRE_COMMIT, KRE_FILES[name]))
     check_file(path, f"user_needs_{name}")
     items = kre_items(name, read_json_or_jsonl(path), file=path)

@@ -4,7 +4,7 @@ The answer is taken from the reply by :func:`extract_answer` (the ``<a>…</a>``
 tag or the AtomR answer list when present, else the whole reply) and compared
 with every gold answer in the target; the best match counts (SQuAD
 convention). ``normalizer`` selects ``squad`` (default) or ``atomr``
-normalisation, see :mod:`conflict_eval.text_metrics`.
+normalisation, see :mod:`conflict_eval.answers.text_metrics`.
 """
 
 import re
@@ -13,7 +13,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from conflict_eval.answers import clip
-from conflict_eval.text_metrics import NORMALIZERS, cover_em, exact_match, token_f1
+from conflict_eval.answers.text_metrics import NORMALIZERS, cover_em, exact_match, token_f1
 
 _A_OPEN = re.compile(r"<a>", re.I)
 _A_CLOSE = re.compile(r"</a>", re.I)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from conflict_eval.answers import clip
-from conflict_eval.text_metrics import normalize_squad
+from conflict_eval.answers.text_metrics import normalize_squad
 
 _WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
           "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()

@@ -22,7 +22,7 @@ SUBSETS = ("kre_ecqa", "kre_ecare", "macnoise_nq", "macnoise_tqa", "ambigdocs", 
 
 
 def load_subset(name: str, path: str | None, seed: int, dropped: dict[str, int] | None = None):
-    from conflict_eval.download import github_file
+    from conflict_eval.records.download import github_file
     from conflict_eval.plugins.conflictbench import dataset as ds
 
     if name.startswith("kre_"):

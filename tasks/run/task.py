@@ -4,14 +4,14 @@
         --model conflict_eval/smollm2 --limit 2
 
 Any other ``-T name=value`` is routed to the part that accepts it
-(see :func:`conflict_eval.compose.route_options`).
+(see :func:`conflict_eval.components.compose.route_options`).
 """
 
 from typing import Any
 
 from inspect_ai import Task, task
 
-from conflict_eval.compose import compose_task
+from conflict_eval.components.compose import compose_task
 
 
 @task
@@ -28,7 +28,7 @@ def run(
         method: a registered method (``conflict-eval list``).
         dataset: a registered dataset.
         scorer: registered metric name(s); default: the metric(s) the dataset
-            declares (``conflict_eval.compose.declares_metric``), else
+            declares (``conflict_eval.components.compose.declares_metric``), else
             ``choice_accuracy`` for multiple choice, ``token_f1`` otherwise.
         path: read the dataset from this local file (upstream format).
         **options: passed to whichever part accepts them by name.

@@ -12,7 +12,7 @@ from typing import Any
 
 from inspect_ai import Task, task
 
-from conflict_eval.compose import compose_task
+from conflict_eval.components.compose import compose_task
 
 
 @task

@@ -84,7 +84,7 @@ def test_bad_records_are_reported_with_file_record_and_field(tmp_path):
 
 
 def test_default_download_is_refused_offline():
-    from conflict_eval.download import DownloadError
+    from conflict_eval.records.download import DownloadError
 
     with pytest.raises(DownloadError, match="-T path="):
         atomr_2wiki()

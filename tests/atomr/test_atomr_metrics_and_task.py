@@ -7,7 +7,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 from conflict_eval.cli import main as cli_main
-from conflict_eval.text_metrics import cover_em, exact_match, token_f1
+from conflict_eval.answers.text_metrics import cover_em, exact_match, token_f1
 from conflict_eval.testing import scripted_model
 
 

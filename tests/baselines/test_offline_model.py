@@ -7,7 +7,7 @@ covered by the scripted-model tests."""
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from conflict_eval.compose import compose_task
+from conflict_eval.components.compose import compose_task
 from conflict_eval.plugins.baselines.solver import BaselineStore
 
 METHODS = ["gkp"]

@@ -4,7 +4,7 @@ trajectory, and malformed replies counted as parse failures."""
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from conflict_eval.compose import compose_task
+from conflict_eval.components.compose import compose_task
 from conflict_eval.plugins.baselines.prompts import (
     COMPARATIVE_TEMPLATE,
     COT_TEMPLATE,

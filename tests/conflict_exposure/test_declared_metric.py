@@ -1,4 +1,4 @@
-"""A dataset declares its metric (``conflict_eval.compose.declares_metric``) and
+"""A dataset declares its metric (``conflict_eval.components.compose.declares_metric``) and
 ``conflict_eval/run`` scores with it unless ``-T scorer=`` says otherwise; the
 scripted test model coerces Inspect's YAML-read ``-M`` values to text."""
 
@@ -8,9 +8,9 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 from conflict_eval import compose_task, register_plugin, unregister_plugin
-from conflict_eval._markers import hookimpl
-from conflict_eval.compose import declared_metrics, declares_metric
-from conflict_eval.plugins_manager import get_dataset
+from conflict_eval.components.markers import hookimpl
+from conflict_eval.components.compose import declared_metrics, declares_metric
+from conflict_eval.components.manager import get_dataset
 from conflict_eval.testing import scripted_model
 
 

@@ -3,7 +3,7 @@
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from conflict_eval.parser_registry import PATHOLOGICAL_REPLIES
+from conflict_eval.answers.fuzz import PATHOLOGICAL_REPLIES
 from conflict_eval.testing import scripted_model
 
 

@@ -6,7 +6,7 @@ import json
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from conflict_eval.download import DownloadError
+from conflict_eval.records.download import DownloadError
 from conflict_eval.plugins.conflictbank.dataset import conflictbank
 from conflict_eval.records import ConflictQA, DatasetError
 from conflict_eval.testing import scripted_model

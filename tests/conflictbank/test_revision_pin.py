@@ -8,7 +8,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 from conflict_eval.plugins.conflictbank import dataset as cb
-from conflict_eval.registry_file import load_registry
+from conflict_eval.components.catalog import load_registry
 from conflict_eval.testing import scripted_model
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "conflictbank" / "qa_dataset_handwritten.jsonl"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from conflict_eval.download import DownloadError
+from conflict_eval.records.download import DownloadError
 from conflict_eval.plugins.conflictqa.dataset import SETTINGS, conflictqa
 from conflict_eval.plugins.conflictqa.metrics import summary
 from conflict_eval.plugins.conflictqa.solver import format_prompt

@@ -6,9 +6,9 @@ import shutil
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from conflict_eval.download import DownloadError
+from conflict_eval.records.download import DownloadError
 from conflict_eval.plugins.kre.dataset import KRE_COMMIT, kre_ecare, kre_ecqa, kre_musique, load_kre
-from conflict_eval.plugins_manager import get_dataset
+from conflict_eval.components.manager import get_dataset
 from conflict_eval.records import ConflictQA, DatasetError
 from conflict_eval.testing import scripted_model
 

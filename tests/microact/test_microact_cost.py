@@ -6,7 +6,7 @@ import math
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from conflict_eval.compose import compose_task
+from conflict_eval.components.compose import compose_task
 from conflict_eval.runs.estimate import register_costs
 from conflict_eval.testing import scripted_model
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from conflict_eval.download import DownloadError
+from conflict_eval.records.download import DownloadError
 from conflict_eval.plugins.ramdocs.dataset import load_ramdocs, ramdocs
-from conflict_eval.plugins_manager import get_dataset, get_metric
+from conflict_eval.components.manager import get_dataset, get_metric
 from conflict_eval.records import ConflictQA, DatasetError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ramdocs"

@@ -159,7 +159,7 @@ def test_metric_values_match_scorer_prefixed_keys_and_filter_by_among():
 
 
 def test_registry_lists_exactly_the_shipped_cards():
-    from conflict_eval.registry_file import load_registry
+    from conflict_eval.components.catalog import load_registry
 
     listed = load_registry().get("cards") or {}
     assert set(listed) == {c.id for c in shipped_cards()}

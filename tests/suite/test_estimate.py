@@ -46,7 +46,7 @@ def test_profiles_ship_and_cover_the_measured_methods():
 def test_estimate_task_figures_by_hand():
     """end_to_end on 3 demo records: calls = 3 x 1; input = 3 x base + per_word x words;
     output = calls x output_per_call; $ from the given cost config (USD per 1M tokens)."""
-    from conflict_eval.compose import compose_task
+    from conflict_eval.components.compose import compose_task
 
     prof = load_profiles()["methods"]["end_to_end"]
     samples = list(compose_task("end_to_end", "demo", None).dataset)[:3]

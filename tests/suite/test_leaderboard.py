@@ -173,7 +173,7 @@ def test_costs_prefer_what_inspect_recorded_then_cost_config_then_price_file(tmp
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ModelCost, ModelInfo, set_model_info
 
-    from conflict_eval.compose import compose_task
+    from conflict_eval.components.compose import compose_task
 
     set_model_info("oracle/B", ModelInfo(cost=ModelCost(input=3, output=30, input_cache_write=3, input_cache_read=3)))
     inspect_eval([compose_task("end_to_end", "demo", limit=2)], model=["oracle/A", "oracle/B"],

@@ -10,7 +10,7 @@ from lm_eval.api.model import LM
 
 from conflict_eval.cli import main
 from conflict_eval.lmeval import package_dir, task_dir, task_manager, task_yamls
-from conflict_eval.plugins_manager import components
+from conflict_eval.components.manager import components
 from conflict_eval.testing import scripted_model
 
 REPLIES = {
@@ -155,7 +155,7 @@ def test_every_registered_dataset_reaches_lm_eval(tmp_path, monkeypatch):
     assert {p.name for p in task_dir().glob("conflict_eval_*.yaml")} == set(wanted)
     # a dataset registered after the package was built gets a fresh task directory
     from conflict_eval import hookimpl
-    from conflict_eval.plugins_manager import register_plugin, unregister_plugin
+    from conflict_eval.components.manager import register_plugin, unregister_plugin
 
     class LatePlugin:
         @hookimpl

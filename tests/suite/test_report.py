@@ -70,7 +70,7 @@ def page(tmp_path_factory):
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
-    from conflict_eval.compose import compose_task
+    from conflict_eval.components.compose import compose_task
 
     tmp = tmp_path_factory.mktemp("page")
     data = tmp / "mydata" / "demo_copy.jsonl"
@@ -124,7 +124,7 @@ def test_every_output_escapes_log_text_and_has_no_absolute_path(outputs):
     assert json.loads(paths["json"].read_text())["rows"][0]["model"] in ("flaky/x", EVIL)  # still the raw name as data
     # the dataset given by absolute path: folder/name#sha8 in labels, folder/name in commands, full sha256 recorded
     md = paths["md"].read_text()
-    from conflict_eval.download import sha256_file
+    from conflict_eval.records.download import sha256_file
 
     sha = sha256_file(tmp / "mydata" / "demo_copy.jsonl")
     assert f"path=mydata/demo_copy.jsonl#{sha[:8]}" in md and sha in md
@@ -242,7 +242,7 @@ def test_a_log_killed_before_any_sample_is_an_incomplete_cell(tmp_path):
     from inspect_ai import eval as inspect_eval
     from inspect_ai.log import read_eval_log, write_eval_log
 
-    from conflict_eval.compose import compose_task
+    from conflict_eval.components.compose import compose_task
     from conflict_eval.report.format import cell_text
 
     (log,) = inspect_eval(compose_task("end_to_end", "demo"), model="oracle/A", limit=3, display="none",

@@ -76,7 +76,7 @@ def test_labels_never_carry_absolute_paths(tmp_path):
     f = tmp_path / "kre_ecqa" / "sample.jsonl"
     f.parent.mkdir()
     f.write_text('{"a": 1}\n')
-    from conflict_eval.download import sha256_file
+    from conflict_eval.records.download import sha256_file
 
     shown = display_path(str(f))
     assert shown == f"kre_ecqa/sample.jsonl#{sha256_file(f)[:8]}" and display_path("../data/x.jsonl") == "../data/x.jsonl"

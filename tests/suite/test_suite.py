@@ -7,7 +7,7 @@ import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conflict_eval.cli import main
-from conflict_eval.registry_file import load_registry
+from conflict_eval.components.catalog import load_registry
 from conflict_eval.runs import (
     GENERIC_TASK,
     ModelSpec,

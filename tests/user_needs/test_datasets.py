@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conflict_eval.download import DownloadError
+from conflict_eval.records.download import DownloadError
 from conflict_eval.plugins.user_needs.dataset import (
     disentqa_items, hotpotqa_items, kre_items, read_csv, user_needs_disentqa, user_needs_hotpotqa,
     user_needs_kre_ecare)

@@ -122,7 +122,7 @@ def test_user_need_prompt_on_a_generic_dataset_needs_one_user_need(log_dir, tmp_
 
 
 def test_bad_user_need_fails_before_running():
-    from conflict_eval.compose import compose_task
+    from conflict_eval.components.compose import compose_task
     with pytest.raises(ValueError, match="user_need must be one of"):
         compose_task("user_need_prompt", "demo", "exact_match", user_need="context_only")
 

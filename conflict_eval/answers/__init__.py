@@ -1,0 +1,65 @@
+"""Answers: reading what models write.
+
+What belongs here: the reply utilities every parser of model output shares
+(``reply``: clipping, safe logging, answer tags, reported and revised
+answers, prefills), the multiple-choice letter parser (``choice``, with its
+letter rules in ``letters``), text-overlap metrics (``text_metrics``) and the
+replies the parser fuzz tests are built from (``fuzz``). A method's own reply
+format lives in its plugin folder and builds on these.
+"""
+
+from conflict_eval.answers.choice import ChoiceParse, Method, letters_for, parse_choice
+from conflict_eval.answers.reply import (
+    MAX_REPLY_CHARS,
+    Tag,
+    clip,
+    continues_prefill,
+    first_tagged_answer,
+    loggable,
+    loggable_output,
+    reported,
+    restore_prefill,
+    revised,
+    tag_bodies,
+)
+
+__all__ = [
+    "MAX_REPLY_CHARS",
+    "ChoiceParse",
+    "Method",
+    "Tag",
+    "clip",
+    "continues_prefill",
+    "first_tagged_answer",
+    "letters_for",
+    "loggable",
+    "loggable_output",
+    "parse_choice",
+    "reported",
+    "restore_prefill",
+    "revised",
+    "tag_bodies",
+]
+
+# ``doctest.testmod(conflict_eval.answers)`` still runs every example of the
+# modules this package was split into.
+from conflict_eval.answers import choice as _choice, letters as _letters, reply as _reply  # noqa: E402
+
+
+def _doctest_targets() -> dict:
+    import inspect
+
+    found: dict = {}
+    for module in (_choice, _letters, _reply):
+        found[module.__name__] = module.__doc__ or ""
+        for name, obj in vars(module).items():
+            if (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ == module.__name__:
+                found[f"{module.__name__}.{name}"] = obj
+                if inspect.isclass(obj):
+                    for attr, member in vars(obj).items():
+                        if inspect.isfunction(member) or isinstance(member, (classmethod, staticmethod)):
+                            found[f"{module.__name__}.{name}.{attr}"] = getattr(obj, attr)
+    return found
+
+
+__test__ = _doctest_targets()

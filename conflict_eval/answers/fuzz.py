@@ -1,0 +1,337 @@
+"""Every parser of model output in conflict-eval, in one list, for fuzzing.
+
+``tests/test_parser_robustness.py`` (hypothesis property tests) and
+``benchmarks/parser_robustness.py`` (>= 5,000 inputs per parser, timings at
+10 kB and 100 kB) both iterate :data:`PARSERS`. **A new parser of model
+output gets one line here** (see CONTRIBUTING.md); a plugin author's parser
+can be checked the same way with :func:`check_total`.
+
+Each entry names the function by import path (``"module:attr"``, imported
+lazily, so the list costs nothing to import), how to call it on one reply
+string, which exception (if any) is its *documented* failure (e.g.
+:func:`conflict_eval.plugins.microact.parse.parse_call` raises ``ValueError``
+for the model to read), and how a failure is scored by the metric or method
+that uses it (the benchmark's "failure rule" column).
+
+The contract every entry must meet: for ANY string the parser returns (or
+raises only its documented failure), never another exception, in time
+linear in the input (each reads at most
+:data:`conflict_eval.answers.MAX_REPLY_CHARS` characters).
+"""
+
+from __future__ import annotations
+
+import importlib
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["FUZZ_TOKENS", "PATHOLOGICAL_REPLIES", "random_reply", "PARSERS", "ParserEntry", "ParserTimeout", "adversarial_inputs", "check_total", "time_limit"]
+
+
+_RESOLVED: dict[str, Callable[..., Any]] = {}
+
+
+def _fallback_extractor():
+    from conflict_eval.plugins.robustrag.keywords import load_extractor
+
+    return load_extractor("fallback")
+
+
+@dataclass(frozen=True)
+class ParserEntry:
+    name: str
+    target: str
+    """``"package.module:function"``."""
+    failure_rule: str
+    """How a parse failure is recorded and scored where the parser is used."""
+    call: Callable[[Callable[..., Any], str], Any] = field(default=lambda fn, text: fn(text))
+    """How to call the function on one reply (extra arguments filled in)."""
+    documented: tuple[str, ...] = ()
+    """Names of exception classes that are the parser's documented failure."""
+    owner: str = ""
+    """Unit that owns the parser."""
+
+    def function(self) -> Callable[..., Any]:
+        """The parser itself (imported once; import time is never part of a timing)."""
+        if self.target not in _RESOLVED:
+            module, _, attr = self.target.partition(":")
+            _RESOLVED[self.target] = getattr(importlib.import_module(module), attr)
+        return _RESOLVED[self.target]
+
+    def run(self, text: str) -> Any:
+        """Call the parser on ``text``; a documented failure exception is returned, not raised."""
+        fn = self.function()
+        try:
+            return self.call(fn, text)
+        except Exception as exc:  # noqa: BLE001 - re-raised unless documented
+            if type(exc).__name__ in self.documented or any(
+                    c.__name__ in self.documented for c in type(exc).__mro__):
+                return exc
+            raise
+
+
+_CHOICE = "choice_accuracy: wrong (accuracy 0) and counted in parse_failure; never mapped to a letter"
+_BASELINE = ("the method stores answer_parse_failure; choice_accuracy scores it wrong and counts it in "
+             "parse_failure")
+_MICROACT = "Micro-Act: counted (invalid_actions / helper_parse_failures) and shown to the model as an observation; the loop goes on"
+
+PARSERS: list[ParserEntry] = [
+    # core answer parsing
+    ParserEntry("parse_choice", "conflict_eval.answers:parse_choice", _CHOICE,
+                call=lambda fn, t: fn(t, "ABCD", options=["Paris", "Rome", "Paris, Texas", "the placenta"]),
+                owner="conflict_eval.answers"),
+    ParserEntry("first_tagged_answer", "conflict_eval.answers:first_tagged_answer",
+                "End-to-End / Micro-Act final answer: no answer_text stored; choice_accuracy reads the whole "
+                "reply, which has no tag, and counts a parse failure if no letter", owner="conflict_eval.answers"),
+    ParserEntry("extract_answer", "conflict_eval.scorers.text_match.scorer:extract_answer",
+                "token_f1 / exact_match / cover_em: the whole reply is the answer (scored as text, usually 0)",
+                owner="scorers/text_match"),
+    # Micro-Act
+    ParserEntry("microact.parse_turn", "conflict_eval.plugins.microact.parse:parse_turn", _MICROACT,
+                owner="plugins/microact"),
+    ParserEntry("microact.parse_call", "conflict_eval.plugins.microact.parse:parse_call", _MICROACT,
+                call=lambda fn, t: fn(t, ("knowledge_gen", "reason", "decompose", "assert", "terminate")),
+                documented=("ValueError",), owner="plugins/microact"),
+    ParserEntry("microact.thought", "conflict_eval.plugins.microact.parse:_thought",
+                "logged only (the thought never decides anything)", owner="plugins/microact"),
+    ParserEntry("microact.parse_assert", "conflict_eval.plugins.microact.parse:parse_assert", _MICROACT,
+                owner="plugins/microact"),
+    ParserEntry("microact.parse_steps", "conflict_eval.plugins.microact.parse:parse_steps", _MICROACT,
+                owner="plugins/microact"),
+    # baselines
+    *[ParserEntry(f"baselines.{n}", f"conflict_eval.plugins.baselines.parse:{n}", _BASELINE, owner="plugins/baselines")
+      for n in ("parse_few_shot", "parse_cot", "parse_self_ask", "parse_comparative")],
+    ParserEntry("baselines.parse_knowledge", "conflict_eval.plugins.baselines.parse:parse_knowledge",
+                "GKP: knowledge_failure recorded; the answer phase runs with empty knowledge",
+                owner="plugins/baselines"),
+    # user needs
+    ParserEntry("user_needs.parse_output", "conflict_eval.plugins.user_needs.parse:parse_output",
+                "user_need_accuracy: wrong (correct 0) and counted in parse_failure", owner="plugins/user_needs"),
+    ParserEntry("user_needs.canonical", "conflict_eval.scorers.user_needs.normalize:canonical",
+                "never fails: any answer gets a comparable form", owner="scorers/user_needs"),
+    ParserEntry("user_needs.parse_statements", "conflict_eval.plugins.user_needs.generator:parse_statements",
+                "URAQ generation: counted in the report ('knowledge: no numbered statements')",
+                owner="plugins/user_needs"),
+    ParserEntry("user_needs.parse_manipulated", "conflict_eval.plugins.user_needs.generator:parse_manipulated",
+                "URAQ generation: the statement is dropped and counted in the report", owner="plugins/user_needs"),
+    ParserEntry("user_needs.parse_questions", "conflict_eval.plugins.user_needs.generator:parse_questions",
+                "URAQ generation: each bad item counted in the report by reason", owner="plugins/user_needs"),
+    # polluted knowledge base / conflict exposure
+    ParserEntry("polluted_kb.parse_yes_no", "conflict_eval.plugins.polluted_kb.parse:parse_yes_no",
+                "yes_no_accuracy (ACC): wrong and counted in parse_failure; pre-screening: the question is not kept",
+                owner="plugins/polluted_kb"),
+    ParserEntry("polluted_kb.parse_target", "conflict_eval.plugins.polluted_kb.parse:parse_target",
+                "KB build: the question gets no misinformation target and is counted",
+                call=lambda fn, t: fn(t, ["Animorphs"]), owner="plugins/polluted_kb"),
+    ParserEntry("conflict_exposure.parse_triplets", "conflict_eval.plugins.conflict_exposure.parse:parse_triplets",
+                "recorded per document (extraction_failures, rejected_items); no triplets means no annotation",
+                owner="plugins/conflict_exposure"),
+    ParserEntry("conflict_exposure.split_elements", "conflict_eval.plugins.conflict_exposure.parse:split_elements",
+                "never fails (helper of the two parsers above)", owner="plugins/conflict_exposure"),
+    ParserEntry("conflict_exposure.parse_question_list",
+                "conflict_eval.plugins.conflict_exposure.parse:parse_question_list",
+                "split_parse_failure recorded; expansion runs without sub-questions", owner="plugins/conflict_exposure"),
+    ParserEntry("robustrag.keywords", "conflict_eval.plugins.robustrag.keywords:response_keywords",
+                "never fails (an answer without keywords adds none)",
+                call=lambda fn, t: fn(t, _fallback_extractor()), owner="plugins/robustrag"),
+    # ConflictScore
+    ParserEntry("conflictscore.parse_claims", "conflict_eval.scorers.conflictscore.parse:parse_claims",
+                "decomposition failure: the sample's CS-C/CS-R are undefined and counted", owner="scorers/conflictscore"),
+    ParserEntry("conflictscore.parse_label", "conflict_eval.scorers.conflictscore.parse:parse_label",
+                "label failure: the cell is left out and counted (label coverage)", owner="scorers/conflictscore"),
+    ParserEntry("conflictscore.parse_label_list", "conflict_eval.scorers.conflictscore.parse:parse_label_list",
+                "label failure per document: left out and counted (label coverage)",
+                call=lambda fn, t: fn(t, 3), owner="scorers/conflictscore"),
+    ParserEntry("conflictscore.split_sentences", "conflict_eval.scorers.conflictscore.pipeline:split_sentences",
+                "never fails (claims=sentences)", owner="scorers/conflictscore"),
+    ParserEntry("conflictscore.parse_table14_choice", "conflict_eval.scorers.conflictscore.parse:parse_table14_choice",
+                "regeneration failure: the regenerated answer is a counted parse failure",
+                call=lambda fn, t: fn(t, ["Paris", "Rome", "the placenta"]), owner="scorers/conflictscore"),
+    ParserEntry("conflictscore.parse_rag_choice", "conflict_eval.scorers.conflictscore.parse:parse_rag_choice",
+                "Table 12/13 answer failure: counted parse failure, scored wrong",
+                call=lambda fn, t: fn(t, ["Paris", "Rome", "the placenta"]), owner="scorers/conflictscore"),
+    # AtomR
+    ParserEntry("atomr.parse_operator", "conflict_eval.plugins.atomr.parse:parse_operator",
+                "planner failure: the tree is invalid; Direct-RAG fallback, counted", documented=("TreeError",),
+                owner="plugins/atomr"),
+    ParserEntry("atomr.extract_json_object", "conflict_eval.plugins.atomr.parse:extract_json_object",
+                "planner failure: Direct-RAG fallback, counted", documented=("TreeError",), owner="plugins/atomr"),
+    ParserEntry("atomr.parse_tree", "conflict_eval.plugins.atomr.parse:parse_tree",
+                "planner failure: Direct-RAG fallback, counted", documented=("TreeError",), owner="plugins/atomr"),
+    ParserEntry("atomr.parse_answer", "conflict_eval.plugins.atomr.parse:parse_answer",
+                "node answer failure: recorded on the node and counted", owner="plugins/atomr"),
+    ParserEntry("atomr.parse_sources", "conflict_eval.plugins.atomr.parse:parse_sources",
+                "no source named: fallback to every allowed source, counted",
+                call=lambda fn, t: fn(t, ["text", "kg", "web"]), owner="plugins/atomr"),
+    ParserEntry("atomr.parse_closed_book", "conflict_eval.plugins.atomr.solver:parse_closed_book",
+                "no answer: empty prediction, scored 0 by token_f1/EM",
+                call=lambda fn, t: (fn(t, "standard"), fn(t, "cot")), owner="plugins/atomr"),
+    # MADAM-RAG
+    ParserEntry("madam_rag.parse_agent_answer", "conflict_eval.plugins.madam_rag.parse:parse_agent_answer",
+                "no Answer: marker: the whole reply up to Explanation is the answer (early stop only), "
+                "counted in unmarked_agent_replies", owner="plugins/madam_rag"),
+    ParserEntry("madam_rag.parse_aggregation", "conflict_eval.plugins.madam_rag.parse:parse_aggregation",
+                "no readable All Correct Answers list: answer_parse_failure; strict_em scores 0 and counts it "
+                "in parse_failure", owner="plugins/madam_rag"),
+]
+
+
+# --------------------------------------------------------------------------
+# adversarial inputs
+
+FUZZ_TOKENS: list[str] = [
+    "<a>", "</a>", "<answer>", "</answer>", "<output>", "</output>", "<f>", "</f>", "<c>", "</c>", "<p>", "</p>",
+    "<t>", "</t>", "<manipulated>", "</manipulated>", "(", ")", "[", "]", "{", "}", '"', "'", "“", "”", "‘", "’",
+    ",", ":", ";", ".", "\n", "\n\n", " ", "   ", "\t", "**", "*", "_", "#", "```json\n", "```", "\\", "-", "–",
+    "yes", "no", "Yes", "No", "No doubt", "yes or no", "Answer:", "answer is", "The answer is", "Final answer:",
+    "Thought:", "**Thought:**", "Action:", "**Action:**", "A", "B", "(B)", "b", "B.", "1.", "2)", "- ", "?",
+    "given_evidence", "reason(", "assert(", "decompose(", "knowledge_gen(", "terminate()", "evidence=",
+    "Search(", "Relate(", "Filter(", "[1]", "[DR]", "[SIB]", "Answer List:", "Paraphrase Answer:",
+    "So the answer is:", "So the final answer is", "Follow up:", "ANSWER1:", "ANSWER2:", "Input:",
+    "SUPPORTS", "CONTRADICTS", "IRRELEVANT", '{"answer": "', '"}', "Claims:", "Sub-questions for [X]:",
+    "Wikipedia", "Wikidata", "Google", "9" * 60, "1e999", "-" * 40, "\ud800", "\udc00", "\udfff", "\x00",
+    "İ", "ß", "😀", "\u200b", "\r\n", "<c>1</c>", "<p>0.9</p>", "Paris", "Texas", "the placenta",
+]
+"""Pieces that parsers look for (tags, labels, brackets, quotes, markup,
+surrogates, huge numbers); random replies are built by joining them with
+random text."""
+
+
+def random_reply(rng, max_chars: int = 10_000) -> str:
+    """One random reply from ``rng`` (a ``random.Random``): FUZZ_TOKENS mixed
+    with random code points (lone surrogates included); lengths mostly under
+    500 characters, some up to ``max_chars``."""
+    roll = rng.random()
+    target = rng.randint(0, 500) if roll < 0.7 else rng.randint(500, 5_000) if roll < 0.95 else \
+        rng.randint(5_000, max_chars)
+    parts: list[str] = []
+    size = 0
+    while size < target:
+        pick = rng.random()
+        if pick < 0.55:
+            piece = rng.choice(FUZZ_TOKENS)
+        elif pick < 0.8:
+            piece = "".join(chr(rng.randint(32, 126)) for _ in range(rng.randint(1, 12)))
+        elif pick < 0.95:
+            piece = "".join(chr(rng.randint(0, 0x2FFFF)) for _ in range(rng.randint(1, 6)))
+        else:
+            piece = rng.choice(FUZZ_TOKENS) * rng.randint(2, 200)
+        parts.append(piece)
+        size += len(piece)
+    return "".join(parts)
+
+
+PATHOLOGICAL_REPLIES: dict[str, str] = {
+    "deep brackets": "(" * 10_000 + "[" * 10_000 + "{" * 10_000,
+    "unclosed tags": "<a><output><f><c><t>" * 4_000,  # 20,000 unclosed tags
+    "white space": " " * 40_000 + "\n" * 20_000 + "Answer:" + " \t" * 20_000,
+    "lone surrogates": "\ud800 Answer: \udc00 <a>\udfff</a> <output>\ud800</output> "
+                       "<f>reason(evidence=\"\ud800\")</f> (\ud800, \udc00, x) yes? no?",
+}
+"""Whole replies for scripted-model evals: a run whose model answers every
+call with one of these must end with status ``success``, the replies counted
+as parse failures (``tests/test_no_reply_ends_an_eval.py``)."""
+
+
+def _fill(unit: str, size: int, prefix: str = "", suffix: str = "") -> str:
+    n = max(1, (size - len(prefix) - len(suffix)) // max(1, len(unit)))
+    return prefix + unit * n + suffix
+
+
+def adversarial_inputs(size: int) -> dict[str, str]:
+    """Pathological replies of about ``size`` characters, by family name.
+
+    Families: deep brackets (unbalanced and balanced), thousands of unclosed
+    tags of every tag a parser reads, long white-space runs after every label
+    a parser looks for, lone surrogates, huge numbers, JSON-ish junk, repeated
+    answer phrases and runs of quotes and markup.
+    """
+    out: dict[str, str] = {}
+    for b in ("(", "[", "{"):
+        out[f"deep {b}"] = _fill(b, size)
+    out["deep balanced []"] = "[" * (size // 2) + "]" * (size // 2)
+    out["deep balanced ()"] = "(" * (size // 2) + "a, b, c" + ")" * (size // 2)
+    out["deep mixed"] = _fill("([{", size)
+    out["deep JSON list"] = _fill("[", size // 2) + "1" + "]" * (size // 2)
+    out["deep JSON object"] = _fill('{"a":', size // 2) + "1" + "}" * (size // 10)
+    for tag in ("a", "answer", "output", "f", "c", "p", "t", "manipulated"):
+        out[f"unclosed <{tag}>"] = _fill(f"<{tag}>", size)
+        out[f"unclosed <{tag}>x"] = _fill(f"<{tag}>x", size)
+    out["unclosed tags then answer"] = _fill("<a>", size - 10) + "<a>B</a>"
+    for label in ("", "Answer:", "**Thought:**", "Thought:", "Paraphrase Answer:", "so the final answer is",
+                  "ANSWER1", "Answer List:", "follow up:", "<c>", "<f>reason(", "1.", "Claims:", '{"answer":'):
+        out[f"spaces after {label!r}"] = _fill(" ", size, prefix=label, suffix="x")
+        out[f"newlines after {label!r}"] = _fill("\n", size, prefix=label)
+        out[f"tabs+spaces after {label!r}"] = _fill(" \t", size, prefix=label, suffix="\n")
+    out["lone surrogates"] = _fill("\ud800 yes <a>\udc00</a> <f>reason(evidence=\"\udfff\")</f> (a, \ud800, c) ", size)
+    out["surrogate in call"] = '<f>assert(state_left="\ud800", state_right="\udc00")</f>'
+    out["huge integer"] = _fill("9", size)
+    out["huge number in tags"] = "<p>" + _fill("9", size) + "</p> <c>1</c> <output>" + "9" * 5000 + "</output>"
+    out["huge JSON int"] = '[{"hops": ' + "9" * min(size, 6000) + ', "question": "q?"}]'
+    out["huge float"] = '[{"hops": 1e999999, "original_answer": 1e999999}]' + _fill(" ", size)
+    out["JSON-ish junk"] = _fill('Answer List: [{{1}: 2}] {"a": [1, {"b": ', size)
+    out["nested call"] = _fill("f(", size, prefix="<f>reason(evidence=", suffix="</f>")
+    out["operator stars"] = _fill("**", size, prefix="<f>reason(evidence=", suffix=")</f>")
+    out["unary minus"] = _fill("-", size, prefix="Search(", suffix="1)")
+    out["plus chain"] = _fill('"a"+', size, prefix="Relate(", suffix='"b")')
+    out["repeated answer phrase"] = _fill("the answer is ", size)
+    out["repeated yes no"] = _fill("yes no ", size)
+    out["repeated Answer List"] = _fill("Answer List: [", size)
+    out["repeated follow up"] = _fill("Follow up: ", size)
+    out["quotes"] = _fill('"', size)
+    out["quote-bracket"] = _fill('("', size)
+    out["markup"] = _fill("**", size)
+    out["dashes"] = _fill("- ", size)
+    out["numbered"] = _fill("1. ", size)
+    out["question marks"] = _fill("?\n", size)
+    out["long line with brackets"] = _fill("[x] ", size)
+    out["option text repeated"] = _fill("Paris Texas Paris ", size)
+    out["backslashes"] = _fill("\\", size, prefix='<f>reason(evidence="', suffix='")</f>')
+    return out
+
+
+# --------------------------------------------------------------------------
+# running one call safely
+
+
+class ParserTimeout(Exception):
+    """A parser call ran past its time limit (counts as a failure of the contract)."""
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`ParserTimeout` in the calling (main) thread after
+    ``seconds`` (SIGALRM; elsewhere, no limit)."""
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def _alarm(signum, frame):
+        raise ParserTimeout(f"no result after {seconds:g} s")
+
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def check_total(entry: ParserEntry, text: str, limit: float = 2.0) -> float:
+    """Run ``entry`` on ``text`` within ``limit`` seconds; return the time taken.
+
+    Raises whatever the parser raised beyond its documented failure, or
+    :class:`ParserTimeout`.
+    """
+    entry.function()  # import outside the timed call
+    start = time.perf_counter()
+    with time_limit(limit):
+        entry.run(text)
+    return time.perf_counter() - start

@@ -1,0 +1,178 @@
+"""Letter sets and reading a choice letter at a position (used by :mod:`conflict_eval.answers.choice`)."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Sequence
+
+#: Words that may follow a stand-alone "A"/"I" after an answer phrase without
+#: turning the letter into an English article/pronoun ("The answer is A because").
+_CONNECTIVES = frozenset(
+    {
+        "and",
+        "or",
+        "as",
+        "because",
+        "but",
+        "given",
+        "is",
+        "since",
+        "so",
+        "which",
+        "with",
+        "was",
+        "would",
+        "here",
+        "there",
+        "then",
+        "according",
+        "based",
+    }
+)
+#: Single letters that are also English words.
+_WORD_LETTERS = frozenset({"a", "i"})
+#: Characters of light markup that may wrap a letter: **B**, _B_, "B", `B`.
+_MARKUP = "*_\"'`“”‘’"
+
+
+# --------------------------------------------------------------------------
+# Letter-set handling
+
+
+def _normalise_letters(letters: str | Sequence[str]) -> str:
+    if isinstance(letters, str):
+        items = list(letters)
+    else:
+        items = list(letters)
+    if not items:
+        raise ValueError("letters must not be empty")
+    out = []
+    for item in items:
+        if not isinstance(item, str) or len(item) != 1 or item not in string.ascii_letters:
+            raise ValueError(f"each allowed letter must be a single ASCII letter, got {item!r}")
+        up = item.upper()
+        if up in out:
+            raise ValueError(f"duplicate allowed letter {up!r}")
+        out.append(up)
+    return "".join(out)
+
+
+def _describe_letters(allowed: str) -> str:
+    return ", ".join(allowed)
+
+
+# --------------------------------------------------------------------------
+# Reading one letter token at a position (used by the declarative rules)
+
+
+def _skip(text: str, pos: int, chars: str, end: int | None = None) -> int:
+    limit = len(text) if end is None else end
+    while pos < limit and text[pos] in chars:
+        pos += 1
+    return pos
+
+
+_WORD_AFTER_RE = re.compile(r"[ \t]+([A-Za-z]{1,40})")
+
+
+def _read_letter(text: str, pos: int, end: int | None = None) -> tuple[str, int] | None:
+    """Read a stand-alone letter starting at ``pos`` (after optional markup).
+
+    Returns ``(letter, offset)`` or ``None`` when the text at ``pos`` is not a
+    stand-alone choice letter. ``end`` bounds the region (for tag bodies); the
+    text is never copied, so reading many tags stays linear.
+    """
+    limit = len(text) if end is None else end
+    pos = _skip(text, pos, " \t\r\n" + _MARKUP, limit)
+    bracketed = False
+    if pos < limit and text[pos] in "([":
+        bracketed = True
+        pos = _skip(text, pos + 1, " \t", limit)
+    if pos >= limit or text[pos] not in string.ascii_letters:
+        return None
+    letter, at = text[pos], pos
+    nxt = pos + 1
+    # Part of a longer word, a contraction or a number ("Bob", "I'm", "B2")?
+    if nxt < limit and (text[nxt].isalnum() or text[nxt] in "'’_"):
+        return None
+    if bracketed:
+        close = _skip(text, nxt, " \t", limit)
+        if close < limit and text[close] in ")]":
+            return letter, at
+        return None
+    after = _skip(text, nxt, _MARKUP, limit)
+    if after >= limit:
+        return letter, at
+    if text[after] not in " \t":
+        # Punctuation, a newline, a dash ...: the letter stands alone.
+        return letter, at
+    word_match = _WORD_AFTER_RE.match(text, after, limit)
+    if word_match is None:
+        return letter, at  # whitespace then end/newline/punctuation
+    if letter.lower() in _WORD_LETTERS and word_match.group(1).lower() not in _CONNECTIVES:
+        return None  # "a bit", "I don't": an English word, not a choice
+    return letter, at
+
+
+# --------------------------------------------------------------------------
+# The five rules. Each returns candidate (letter, offset) pairs in text order.
+
+_ANSWER_TAGS = ("a", "answer")
+
+_COPULA = r"(?:is|would\s+be|should\s+be|must\s+be|will\s+be|=)"
+_PHRASE_RE = re.compile(
+    r"\b(?:(?:final|correct|right|best|true)\s+(?:answer|option|choice|letter)|answer"
+    r"|(?:i|we)(?:\s+(?:would|will|should)|['’]d|['’]ll)?\s+(?:choose|select|pick|go\s+with))\b"
+    r"(?:"
+    # "answer to the question is B" / "answer for this: B"
+    rf"\s+(?:to|for|of)\b[^.\n:]{{0,80}}?(?:\s+{_COPULA}|\s*:)"
+    r"|"
+    # "answer is B", "answer: B", "answer is: B", "answer - B", "answer B"
+    rf"(?:\s+{_COPULA})?\s*[:=\-–]?"
+    r")"
+    r"\s*(?:(?:option|choice|letter)\b\s*)?",
+    re.IGNORECASE,
+)
+_PAREN_RE = re.compile(r"(?<![A-Za-z0-9])[(\[][ \t]*([A-Za-z])[ \t]*[)\]]")
+_BARE_RE = re.compile(r"^[ \t*_\"'`“”‘’]*([A-Za-z])[ \t*_\"'`“”‘’.!]*$", re.MULTILINE)
+_DELIM_RE = re.compile(r"^[ \t>*_#\-]*([A-Za-z])(?:[.)]|[*_]{0,2}[ \t]+[-–—])(?=[ \t*_]|$)", re.MULTILINE)
+
+
+#: "B is correct", "(C) is the right answer", "B would be the best choice": a
+#: letter standing alone (not part of a word or contraction) before a verdict.
+_VERDICT_AFTER_RE = re.compile(
+    r"(?<![A-Za-z0-9'’])[(\[]?([A-Za-z])[)\]*_\"'”’]{0,3}[ \t]+(?:is|would[ \t]+be|seems[ \t]+to[ \t]+be)"
+    r"[ \t]+(?:the[ \t]+)?(?:correct|right|best|true|most[ \t]+(?:likely|plausible|accurate))\b",
+    re.IGNORECASE,
+)
+
+_JOIN_RE = re.compile(r"[ \t]*(?:,|/|&|\band\b|\bor\b)[ \t]*", re.IGNORECASE)
+
+
+def _more_letters(text: str, letter: str, at: int, end: int | None) -> tuple[str, ...]:
+    """Further letters joined to a declared one: "B or C", "A, C and D", "A/B".
+
+    A joined letter must stand alone (same rules as :func:`_read_letter`) and,
+    unless bracketed, have the same case as the first one, so "Answer: A, a
+    classic" is not read as two letters.
+    """
+    limit = len(text) if end is None else end
+    more: list[str] = []
+    pos = at + 1
+    while True:
+        pos = _skip(text, pos, _MARKUP + ")]", limit)
+        joint = _JOIN_RE.match(text, pos, limit)
+        if joint is None:
+            break
+        got = _read_letter(text, joint.end(), end)
+        if got is None:
+            break
+        nxt, nxt_at = got
+        bracketed = text[nxt_at - 1] in "([" if nxt_at > 0 else False
+        if not bracketed and nxt.isupper() != letter.isupper():
+            break
+        if nxt.upper() != letter.upper() and nxt.upper() not in more:
+            more.append(nxt.upper())
+        pos = nxt_at + 1
+    return tuple(more)

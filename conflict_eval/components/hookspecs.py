@@ -1,0 +1,71 @@
+"""Hook specifications: what a conflict-eval plugin can provide.
+
+A plugin is any module or object with functions decorated by
+``@conflict_eval.hookimpl``, published under the ``conflict_eval`` entry-point
+group. Built-in plugins are published the same way (see pyproject.toml).
+
+Every hook is called once per plugin with no arguments and returns a mapping
+from a public name to a factory. None of the hooks is ``firstresult`` or
+``historic``: the results of all plugins are merged, and a name registered by
+two plugins is an error that names both.
+
+Factories are called with keyword arguments only (``-T name=value`` on the
+Inspect command line). Keep heavy imports (torch, transformers) inside the
+factory bodies so listing plugins stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from conflict_eval.components.markers import hookspec
+
+
+@hookspec
+def conflict_eval_register_methods() -> Mapping[str, Callable[..., Any]]:
+    """Register conflict-resolution methods.
+
+    Returns:
+        ``{name: factory}`` where ``factory(**options)`` returns an Inspect
+        ``Solver`` (single- or multi-turn). The solver reads the sample's
+        canonical record with ``state.metadata_as(ConflictQA)`` and leaves its
+        final answer in ``state.output``.
+    """
+
+
+@hookspec
+def conflict_eval_register_datasets() -> Mapping[str, Callable[..., Any]]:
+    """Register datasets.
+
+    Returns:
+        ``{name: factory}`` where ``factory(path=None, **options)`` returns an
+        Inspect ``Dataset`` whose samples were built from validated
+        :class:`conflict_eval.records.ConflictQA` records (use
+        :func:`conflict_eval.records.build_dataset`). ``path`` reads a local
+        file in the upstream format instead of downloading.
+    """
+
+
+@hookspec
+def conflict_eval_register_metrics() -> Mapping[str, Callable[..., Any]]:
+    """Register metrics.
+
+    Returns:
+        ``{name: factory}`` where ``factory(**options)`` returns an Inspect
+        ``Scorer``. Scorers that only need the final answer text and the
+        target can also be used by ``conflict-eval score`` on a predictions
+        file.
+    """
+
+
+@hookspec
+def conflict_eval_register_sources() -> Mapping[str, Callable[..., Any]]:
+    """Register knowledge sources (retrieval back-ends methods can query).
+
+    Returns:
+        ``{name: factory}`` where ``factory(**options)`` returns an object with
+        ``name`` and ``search(query: str, k: int) -> list[Hit]`` (see
+        ``conflict_eval.plugins.knowledge_sources.sources.KnowledgeSource``), e.g. a text
+        corpus, a knowledge graph or a web search adapter.
+    """
