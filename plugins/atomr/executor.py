@@ -44,7 +44,10 @@ drops every entity whose overlap coefficient ``|q ∩ p| / min(|q|, |p|)``
 between the query ``q`` and its concatenated retrieved passages ``p`` is
 below ``threshold`` (t=0.5). ``q`` and ``p`` are *sets* of tokens after
 AtomR's answer normalisation (lower case, no punctuation or articles,
-hyphens as spaces): the paper does not say how it tokenises.
+hyphens as spaces): the paper does not say how it tokenises. Passages
+shorter than the query are compared by ``|q ∩ p| / |q|`` (:func:`filter_overlap`):
+with the paper's ``min`` any passage made only of query words is a full
+overlap of 1.0, and a Filter over title-only hits would filter nothing.
 
 Every node's record (operator, sources, queries, passages, reply, answer,
 fallback) is kept in :attr:`Executor.records`; LLM calls by step and
@@ -90,6 +93,29 @@ def overlap_coefficient(query: str, passage: str) -> float:
     if not q or not p:
         return 0.0
     return len(q & p) / min(len(q), len(p))
+
+
+def filter_overlap(query: str, passage: str) -> float:
+    """The overlap Filter compares with t: ``|q ∩ p| / |q|``, the share of the
+    query's tokens found in the entity's retrieved passages.
+
+    This is :func:`overlap_coefficient` whenever the passages have at least as
+    many distinct tokens as the query (``min(|q|, |p|) = |q|``, the usual
+    case). It differs only for passages shorter than the query, where the
+    paper's ``min`` makes any passage made of query words a full overlap of
+    1.0: a title-only hit "Lionel Messi" would keep Messi for "born in 1955"
+    and, with every entity like that, Filter would filter nothing.
+
+    >>> overlap_coefficient("Lionel Messi born in 1955", "Lionel Messi")
+    1.0
+    >>> filter_overlap("Lionel Messi born in 1955", "Lionel Messi")
+    0.4
+    """
+    q = set(normalize_atomr(query).split())
+    p = set(normalize_atomr(passage).split())
+    if not q or not p:
+        return 0.0
+    return len(q & p) / len(q)
 
 
 @dataclass
@@ -362,7 +388,7 @@ class Executor:
                 if not entities:
                     raise OperatorFailure("the Filter input is empty (the referenced node has no answer)")
                 condition = " ".join(self._arg(op.args[1], node, answers)).strip()
-                if not condition:
+                if not normalize_atomr(condition).split():  # "the", "?": the query would be the entity alone
                     raise OperatorFailure("the Filter condition is empty")
                 kept, hits, overlaps = await self.filter_entities(entities, condition, chosen)
                 rec.update(entities=entities, overlap=overlaps, kept=kept, passages=_hits_json(hits))
@@ -397,7 +423,7 @@ class Executor:
             return answer, rec
 
     async def filter_entities(self, entities: list[str], condition: str, sources: list[str]):
-        """Retrieve per entity and keep those with overlap coefficient >= threshold."""
+        """Retrieve per entity and keep those whose :func:`filter_overlap` is >= threshold."""
         kept: list[str] = []
         merged: dict[str, list] = {s: [] for s in sources}
         overlaps: dict[str, float] = {}
@@ -405,7 +431,7 @@ class Executor:
             query = f"{entity} {condition}"
             hits = await self.retrieve(query, sources)
             passage = " ".join(h.text for hs in hits.values() for h in hs)
-            overlaps[entity] = round(overlap_coefficient(query, passage), 4)
+            overlaps[entity] = round(filter_overlap(query, passage), 4)
             if overlaps[entity] >= self.threshold:
                 kept.append(entity)
                 for s, hs in hits.items():

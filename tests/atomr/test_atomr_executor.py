@@ -11,7 +11,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import GenerateConfig, get_model
 
-from conflict_eval.plugins.atomr.executor import Executor, overlap_coefficient
+from conflict_eval.plugins.atomr.executor import Executor, filter_overlap, overlap_coefficient
 from conflict_eval.plugins.atomr.parse import parse_tree
 from conflict_eval.retrieval import Hit
 from conflict_eval.testing import scripted_model, scripted_output
@@ -115,6 +115,46 @@ async def test_filter_drops_entities_below_threshold_before_the_llm():
                    {"text": text}, threshold=0.4)
     await ex2.run(tree)
     assert ex2.records[1]["kept"] == ["Lionel Messi", "Bill Gates"]
+
+
+def test_filter_overlap_by_hand():
+    # passages at least as long as the query: the paper's coefficient (min(|q|, |p|) = |q|)
+    assert filter_overlap("Bill Gates born in 1955", "Bill Gates was born on October 28, 1955.") == 0.8
+    assert filter_overlap("Lionel Messi born in 1955", "Lionel Messi is an Argentine footballer.") == 0.4
+    # a title-only hit: q = {lionel, messi, born, in, 1955}, p = {lionel, messi} is inside q;
+    # the paper's min(|q|, |p|) = 2 gives 2 / 2 = 1.0, the share of the query found is 2 / 5 = 0.4
+    assert overlap_coefficient("Lionel Messi born in 1955", "Lionel Messi") == 1.0
+    assert filter_overlap("Lionel Messi born in 1955", "Lionel Messi") == 0.4
+    assert filter_overlap("x", "") == 0.0 and filter_overlap("", "x") == 0.0
+
+
+async def test_filter_with_full_overlap_from_a_title_only_hit_still_filters():
+    text = FixedSource("text", "Wikipedia Passages", {
+        "Lionel Messi": "Lionel Messi",                  # title only: 1.0 by the paper's min, 0.4 here
+        "Bill Gates": "Bill Gates was born in 1955."})   # q inside p: 5 / 5 = 1.0
+    model = scripted_model([ans("Bill Gates")])
+    ex = Executor(model, {"text": text}, threshold=0.5)
+    tree = parse_tree('{"Who was born in 1955?": "Filter([\"Lionel Messi\", \"Bill Gates\"], \"born in 1955\")"}')
+    answer = await ex.run(tree)
+    assert answer.answers == ["Bill Gates"]
+    rec = ex.records[0]
+    assert rec["overlap"] == {"Lionel Messi": 0.4, "Bill Gates": 1.0} and rec["kept"] == ["Bill Gates"]
+    assert dict(ex.llm_calls) == {"filter": 1}
+    assert "Lionel Messi" not in own_part(prompts_of(model)[0]).split("Question:")[0]
+    # every entity a title-only hit: nothing is kept, the operator fails to Direct RAG
+    stubs = FixedSource("text", "Wikipedia Passages", {"Lionel Messi": "Lionel Messi", "Bill Gates": "Bill Gates"})
+    ex2 = Executor(scripted_model([ans("Nobody")]), {"text": stubs}, threshold=0.5)
+    await ex2.run(tree)
+    assert ex2.records[0]["overlap"] == {"Lionel Messi": 0.4, "Bill Gates": 0.4}
+    assert ex2.records[0]["kept"] == [] and dict(ex2.llm_calls) == {"direct_rag": 1}
+
+
+@pytest.mark.parametrize("condition", ["the", "?"])
+async def test_filter_condition_with_no_word_fails(condition):
+    text = FixedSource("text", "Wikipedia Passages", {"Bill Gates": "Bill Gates"})
+    ex = Executor(scripted_model([ans("Bill Gates")]), {"text": text})
+    await ex.run(parse_tree(json.dumps({"Who?": f'Filter(["Bill Gates"], "{condition}")'})))
+    assert "condition is empty" in ex.records[0]["failure"] and "entities" not in ex.records[0]
 
 
 async def test_filter_with_no_entity_left_falls_back_to_direct_rag():
