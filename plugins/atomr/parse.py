@@ -76,6 +76,7 @@ from typing import Any, Literal, Union
 
 OPERATORS = ("Search", "Relate", "Filter")
 SIBLING_MARKS = ("[END]", "[SIB]", "[DR]")
+_SIBLING_MARK = re.compile(r"(?i)\[(?:END|SIB|DR)\]")
 
 MAX_TREE_CHARS = 100_000
 """Longest planner reply (or tree text) :func:`parse_tree` reads; longer is rejected."""
@@ -727,6 +728,20 @@ def _build(data: dict) -> Tree:
             if len(nodes) >= MAX_NODES:
                 raise TreeError(f"more than {MAX_NODES} nodes: not a plausible reasoning tree")
             if isinstance(child_value, _LeafInList):
+                label, question = split_label(key)
+                mark = _SIBLING_MARK.search(question)
+                if label and mark and not _NAME_START.match(question):
+                    # "5. Who had the biggest from [4]? [END]": a numbered question with its
+                    # sibling mark written after it (MuSiQue #384): node 5, leaf [END]
+                    child = Node(len(nodes), _SIBLING_MARK.sub("", question).strip(), label=label,
+                                 parent=node.index)
+                    _set_leaf(child, mark.group(0).upper())
+                    recovered.append(f"node {node.label or node.index}: a leaf written directly in its child "
+                                     f"list ({key[:60]!r}) was read as question {label} with a "
+                                     f"{mark.group(0).upper()} leaf")
+                    node.children.append(child)
+                    nodes[child.index] = child
+                    continue
                 slips += 1
                 child = Node(len(nodes), key, label=f"{node.label or node.index}~{slips}", parent=node.index,
                              synthetic=True)

@@ -453,6 +453,47 @@ def test_musique_one_item_child_list_is_the_nodes_own_leaf(index, label, leaf):
     assert any(f"node {label}: its leaf was written as a one-item child list" in w for w in tree.warnings)
 
 
+def assert_musique_384(tree):
+    """The intended tree: questions 3 and 5 are real numbered children whose [END] leaf was written
+    after the question in the child list (no key of their own)."""
+    assert not tree.degraded()
+    by_label = {n.label: n for n in tree.nodes.values()}
+    assert sorted(by_label) == ["0", "1", "2", "3", "4", "5"]
+    assert [c.label for c in by_label["0"].children] == ["1", "2", "3"]
+    assert [c.label for c in by_label["1"].children] == ["4", "5"]
+    for label, question, ref in [("3", "Which two of the features from [2] were specifically played up?", "2"),
+                                 ("5", "Who had the biggest from [4]?", "4")]:
+        node = by_label[label]
+        assert node.question == question and node.leaf_text == "[END]"
+        assert node.sibling and node.operator is None and not node.synthetic and node.children == []
+        assert tree.resolve(ref, node).label == ref
+    assert by_label["4"].operator.text() == 'Search("people", "net worth in 2017")'
+    assert by_label["2"].operator.text() == 'Relate([1], "features played up")'
+    assert sum("was read as question" in w and "[END] leaf" in w for w in tree.warnings) == 2
+
+
+def test_musique_384_a_numbered_question_with_its_end_mark_in_the_child_list():
+    assert_musique_384(parse_tree(released(384)))
+
+
+# the authors' release keeps these names (tests/fixtures/atomr_released/PROVENANCE.md)
+UPSTREAM = {"crag_test_500_trees.jsonl": [173], "musique_test_500_tree.jsonl": [146, 218, 330, 384]}
+
+
+@pytest.mark.parametrize("name", sorted(UPSTREAM))
+def test_the_real_released_files_give_the_fixture_records_and_trees(shared_data, name):
+    path = shared_data / "atomr_released_trees" / name
+    if not path.is_file():
+        pytest.skip(f"{name} is not in ../shared/data/atomr_released_trees on this machine")
+    rows = {r["index"]: r for r in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if r}
+    for index in UPSTREAM[name]:
+        assert rows[index]["reasoning_tree"] == released(index)
+        tree = parse_tree(rows[index]["reasoning_tree"])
+        assert not tree.degraded()
+        if index == 384:
+            assert_musique_384(tree)
+
+
 async def test_crag_173_runs_the_recovered_children_before_their_parent():
     from conflict_eval.plugins.atomr.executor import Executor
     from conflict_eval.retrieval import Hit
