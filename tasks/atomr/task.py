@@ -112,7 +112,7 @@ def _retrieval(samples, sources: str, src: dict) -> dict:
     """The ``retrieval`` eval-metadata block: each source as the solver will
     build it (same per-process cache) and whether its corpus is pooled from
     the evaluated dataset file (the default when no corpus option is given)."""
-    from conflict_eval.index import retrieval_block
+    from conflict_eval.retrieval import retrieval_block
     from conflict_eval.plugins.atomr.solver import build_sources
     from conflict_eval.records import ConflictQA
 

@@ -309,7 +309,7 @@ def _retrieval_block(spec, docs: list[dict] | None, statements: str, retriever: 
                      search_file: bool = False, **extra) -> dict:
     """The ``retrieval`` eval-metadata block of this task (with a ``note``
     that matches the setting)."""
-    from conflict_eval.index import describe_source, open_corpus, retrieval_block
+    from conflict_eval.retrieval import describe_source, open_corpus, retrieval_block
 
     answer_key = {"others": "other questions' statements only (own answer key excluded)",
                   "all": "every statement, the question's own answer key included",
