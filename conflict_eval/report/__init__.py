@@ -13,7 +13,7 @@ Modules, in the direction they depend on each other:
 * :mod:`.provenance` -- dataset hashes, versions, endpoints, results hash, reproduce commands;
 * :mod:`.build` -- :func:`build_leaderboard`, :func:`write_leaderboard`;
 * one module per output format: :mod:`.markdown`, :mod:`.tables` (CSV, JSON), :mod:`.html` (+ :mod:`.svg`);
-* :mod:`.cli` -- the ``leaderboard`` command.
+The ``leaderboard`` command lives in :mod:`conflict_eval.cli.leaderboard`.
 """
 
 from .build import IncompleteLogsError, build_leaderboard, write_leaderboard

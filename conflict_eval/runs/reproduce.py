@@ -90,15 +90,15 @@ def _newest_log(log_dir: str, since: float) -> str | None:
 def cmd_reproduce(args) -> int:
     import yaml
 
-    from conflict_eval.runs.cli import _model_arg_pairs
+    from conflict_eval.cli.options import parse_pairs
     from conflict_eval.runs.signals import SigtermAsSigint
 
     if args.card == "list":
         return cmd_list(args)
     card = find_card(args.card)
     try:
-        overrides = _model_arg_pairs(args.task_arg)  # NAME=VALUE, values read as YAML
-        model_args = _model_arg_pairs(args.model_arg)
+        overrides = parse_pairs(args.task_arg, "-T")  # NAME=VALUE, values read as YAML
+        model_args = parse_pairs(args.model_arg, "-M")
     except yaml.YAMLError as exc:
         raise ValueError(f"-T/-M values are read as YAML; quote this one: {exc}") from None
     model = args.model or DEFAULT_MODEL
