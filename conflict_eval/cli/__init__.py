@@ -3,7 +3,7 @@
 What belongs here: the parser and error handling (``main``), the one
 ``NAME=VALUE`` parser and flag defaults (``options``), and one module per
 group of commands: ``run`` (list, run, score, lmeval-path), ``suite``,
-``leaderboard`` and ``index``. A command does its work through the core
+``leaderboard``, ``reproduce`` and ``index``. A command does its work through the core
 package it fronts (``runs``, ``report``, ``retrieval``, ``components``);
 nothing in the core imports this package. A plugin adds its own commands
 with an ``add_cli_commands(sub)`` function in its folder, grafted on in

@@ -14,7 +14,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from conflict_eval.cli import index, leaderboard, run, suite
+from conflict_eval.cli import index, leaderboard, reproduce, run, suite
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,9 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     leaderboard.add_cli_commands(sub)  # leaderboard
     run.add_lmeval_command(sub)  # lmeval-path
 
-    from conflict_eval.runs.reproduce import add_cli_commands as add_reproduce
-
-    add_reproduce(sub)  # reproduce list / reproduce CARD
+    reproduce.add_cli_commands(sub)  # reproduce list / reproduce CARD
 
     index.add_cli_commands(sub)  # index build / info
     return parser

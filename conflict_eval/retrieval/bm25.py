@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from conflict_eval.retrieval.base import Document, _as_corpus, _BaseRetriever, fold_accents
+from conflict_eval.retrieval.base import _as_corpus, _BaseRetriever, fold_accents
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np

@@ -8,9 +8,9 @@ whether they finished.
 * :mod:`.estimate` -- calls, tokens and $ before a run (``suite estimate``);
 * :mod:`.budget` -- a suite-wide $ budget;
 * :mod:`.cards` -- reproduction cards (``cards/*.yaml``): validation and the verdict;
-* :mod:`.reproduce` -- the ``reproduce`` command (estimate, run, paper-vs-ours table).
+* :mod:`.reproduce` -- running a card: estimate, run, per-sample values for the paper-vs-ours table.
 
-The ``suite`` commands live in :mod:`conflict_eval.cli.suite`.
+The ``suite`` and ``reproduce`` commands live in :mod:`conflict_eval.cli`.
 Dependencies run one way: run -> (spec, estimate, budget, status) ->
 registered; nothing here imports plugins or tasks (the task modules are
 reached through the Inspect entry point, :mod:`conflict_eval._registry`).
