@@ -15,7 +15,7 @@ per-category breakdown).
 from inspect_ai import Task, task
 from inspect_ai.model import GenerateConfig
 
-from conflict_eval.records.download import dataset_record
+from conflict_eval.components.catalog import dataset_record
 
 DATASETS = ("hotpotqa", "2wiki", "musique", "crag", "blendqa")
 METHODS = ("atomr", "atomr_standard", "atomr_cot", "atomr_standard_rag")

@@ -34,7 +34,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 
-from conflict_eval.records.download import dataset_record
+from conflict_eval.components.catalog import dataset_record
 from conflict_eval.records import LETTERS, ConflictQA
 from conflict_eval.scorers.conflictscore.parse import parse_rag_choice
 from conflict_eval.scorers.conflictscore.scorer import pooled_coverage, total
