@@ -10,7 +10,7 @@ Part 1 (AtomR Table 5): runs ``conflict_eval/atomr`` on the first ``n``
 HotpotQA items of ``../shared/data/hotpotqa_ircot/sample.jsonl`` (text source:
 BM25 over all records' paragraphs) with the offline model, for each method,
 and reports per question: LLM calls (ModelEvents, via
-``conflict_eval.accounting``), calls by step, retriever calls per source,
+``conflict_eval.report.accounting``), calls by step, retriever calls per source,
 tokens, planner fallbacks, parse failures, token F1, and the repeated calls
 AtomR no longer sends (``AtomRStore.reused_replies``: an answer prompt
 already sent in the sample, e.g. Direct RAG after an Unknown Relate, whose
@@ -52,7 +52,7 @@ def run_chunk(method: str, start: int, end: int, model: str, tree_tokens: int, o
     """Per-question rows for items ``start .. end-1`` (one Inspect eval); of ``ids`` when given."""
     from inspect_ai import eval as inspect_eval
 
-    from conflict_eval.accounting import sample_cost
+    from conflict_eval.report.accounting import sample_cost
 
     if model == "scripted-unknown":  # every call answers Unknown (the case where fallbacks repeat prompts)
         from conflict_eval.testing import scripted_model

@@ -4,7 +4,7 @@ Runs End-to-End and the five baselines (few_shot, cot, self_ask, comparative,
 gkp) on the first N items of a KRE file with a model (default: the offline
 SmolLM2, so the numbers measure prompt sizes and call counts, not GPT-4o's
 verbosity) and counts per sample, from the Inspect logs
-(``conflict_eval.accounting``): model calls, input and output tokens, seconds;
+(``conflict_eval.report.accounting``): model calls, input and output tokens, seconds;
 plus accuracy, misled rate and parse-failure rate. The paper's cost figures
 (Tables 3-4, GPT-4o / GPT-4o-mini on ConflictBank) are printed beside them.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from inspect_ai import eval as inspect_eval
 
-from conflict_eval.accounting import log_costs, summarise
+from conflict_eval.report.accounting import log_costs, summarise
 from conflict_eval.components.compose import compose_task
 
 RESULTS = Path(__file__).parent / "results"
@@ -94,7 +94,7 @@ def main() -> None:
         f"{args.model} on the first {args.limit} items of {args.dataset} (conflict setting, "
         f"`{Path(args.path).name}`), at most {args.max_tokens} new tokens per call, temperature 0. "
         f"Wall time {elapsed:.0f} s on a CPU shared with other jobs (seconds are indicative). "
-        "Tokens counted by the model's tokenizer, from the Inspect logs (`conflict_eval.accounting`).",
+        "Tokens counted by the model's tokenizer, from the Inspect logs (`conflict_eval.report.accounting`).",
         "",
         "| method | calls/sample | input tokens/sample | output tokens/sample | seconds/sample | accuracy | misled | parse failures |",
         "|---|---|---|---|---|---|---|---|",

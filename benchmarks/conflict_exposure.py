@@ -20,7 +20,7 @@ Run on demand::
    offline model, greedy, ``--max-tokens`` per call, retrieval with
    ``--method-retriever`` (calls and tokens do not depend on it); LLM calls and
    tokens per sample read from the Inspect logs with
-   :mod:`conflict_eval.accounting`. ACC/KRC on so few questions with a 135M
+   :mod:`conflict_eval.report.accounting`. ACC/KRC on so few questions with a 135M
    model say only that the pipeline runs, nothing about the methods.
 
 4. **Negatives** (``--negatives``, or only this with ``--negatives-only``):
@@ -100,7 +100,7 @@ def main() -> None:
     from inspect_ai import eval as inspect_eval
     from inspect_ai.log import read_eval_log
 
-    from conflict_eval.accounting import log_costs, summarise
+    from conflict_eval.report.accounting import log_costs, summarise
     from conflict_eval.plugins.conflict_exposure.rewrite import default_rewriter
     from conflict_eval.plugins.polluted_kb.build import build_polluted_kb, load_hotpotqa, pool_corpus
     from conflict_eval.plugins.polluted_kb.kb import save_kb
@@ -199,7 +199,7 @@ def negatives(kb_path: Path, args) -> dict:
     from inspect_ai import eval as inspect_eval
     from inspect_ai.log import read_eval_log
 
-    from conflict_eval.accounting import log_costs
+    from conflict_eval.report.accounting import log_costs
 
     model = args.negatives_model
     if model == "scripted":
@@ -249,7 +249,7 @@ def render_negatives(out: dict) -> str:
                      f"{r.get('calls_saved_per_question', float('nan')):.1f} | {i['tokens_per_question']:.0f} | "
                      f"{s['tokens_per_question']:.0f} | {i['wall_seconds_per_question']} | "
                      f"{s['wall_seconds_per_question']} |")
-    lines += ["", "Calls and tokens are read from the logs' model events (conflict_eval.accounting): a call "
+    lines += ["", "Calls and tokens are read from the logs' model events (conflict_eval.report.accounting): a call "
               "reused by the sibling sample makes no model event and costs nothing.", ""]
     return "\n".join(lines)
 

@@ -1,6 +1,6 @@
 """ConflictBench-style detection with the real offline model (SmolLM2-135M)
 as labeller: Table 2 metrics, undetermined rate, label parse failures, and
-calls / tokens per sample (``conflict_eval.accounting``).
+calls / tokens per sample (``conflict_eval.report.accounting``).
 
     python benchmarks/conflictbench_smollm2.py [--limit 10] [--log EXISTING.eval]
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 
-from conflict_eval.accounting import log_costs, summarise
+from conflict_eval.report.accounting import log_costs, summarise
 
 RESULTS = Path(__file__).parent / "results"
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

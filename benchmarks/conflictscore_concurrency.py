@@ -52,7 +52,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
 from inspect_ai.solver import Generate, TaskState, solver
 
-from conflict_eval.accounting import log_costs
+from conflict_eval.report.accounting import log_costs
 from conflict_eval.scorers.conflictscore.scorer import conflictscore
 
 RESULTS = Path(__file__).parent / "results"

@@ -1,5 +1,5 @@
 """LLM calls and tokens per sample of the issue-4 tasks, by role, from the
-Inspect logs (``conflict_eval.accounting``).
+Inspect logs (``conflict_eval.report.accounting``).
 
 Runs each task on real shared data with zero-latency offline scripted models
 (``conflict_eval.testing.scripted_model``): an answering model and a
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from inspect_ai import eval as inspect_eval
 
-from conflict_eval.accounting import log_costs, summarise
+from conflict_eval.report.accounting import log_costs, summarise
 from conflict_eval.testing import scripted_model
 
 RESULTS = Path(__file__).parent / "results"

@@ -14,7 +14,7 @@ then ``<a>A</a>``); multi-step methods whose parsers want other formats see
 it as a malformed step and go on, so their calls are an upper bound of what a
 cooperative model makes.
 
-From the logs (:mod:`conflict_eval.accounting`: one ``ModelEvent`` = one
+From the logs (:mod:`conflict_eval.report.accounting`: one ``ModelEvent`` = one
 call, tokens from ``sample.model_usage``), each method's profile is fitted on
 the even-numbered records: calls per sample (mean), input tokens per sample
 as ``input_base + input_per_word * record_words`` (least squares;
@@ -60,7 +60,7 @@ def run_method(method: str, limit: int, log_dir: str):
     from inspect_ai import eval as inspect_eval
     from inspect_ai.log import read_eval_log
 
-    from conflict_eval.accounting import log_costs
+    from conflict_eval.report.accounting import log_costs
     from conflict_eval.components.compose import compose_task
     from conflict_eval.runs.estimate import record_words
 

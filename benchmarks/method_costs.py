@@ -9,7 +9,7 @@ Each method (Micro-Act, End-to-End and whichever of the Micro-Act baselines
 runs through ``conflict_eval/run`` on the first ``--limit`` items of the real
 KRE ECQA sample (``../shared/data/kre_ecqa/sample.jsonl``, conflict setting)
 with ``conflict_eval/smollm2``, greedy decoding. Calls and tokens per sample
-are read from the Inspect logs with :mod:`conflict_eval.accounting` (one
+are read from the Inspect logs with :mod:`conflict_eval.report.accounting` (one
 ``ModelEvent`` = one call; tokens from ``sample.model_usage``); Micro-Act's
 turns come from its ``microact_trajectory`` score.
 
@@ -70,7 +70,7 @@ def run_method(method: str, limit: int, max_tokens: int, log_dir: str):
 def summarise_log(method: str, log) -> dict:
     from statistics import mean
 
-    from conflict_eval.accounting import log_costs, summarise
+    from conflict_eval.report.accounting import log_costs, summarise
 
     costs = log_costs(log)
     row = {"method": method, **summarise(costs)}

@@ -93,7 +93,7 @@ def latencies(search, search_many, queries: list[str], k: int = 10, batch: int =
 
 
 def job_build(corpus: str, out: str, backend: str, exact: bool) -> dict:
-    from conflict_eval.index import build_index
+    from conflict_eval.retrieval import build_index
 
     t = time.perf_counter()
     m = build_index(corpus, out, backend=backend, exact=exact, overwrite=True, progress=False)
@@ -102,7 +102,7 @@ def job_build(corpus: str, out: str, backend: str, exact: bool) -> dict:
 
 
 def job_query_index(out: str, nq: int) -> dict:
-    from conflict_eval.index import open_index
+    from conflict_eval.retrieval import open_index
 
     t = time.perf_counter()
     ix = open_index(out)

@@ -5,7 +5,7 @@ leaderboard's own cost.
    (``conflict_eval/smollm2``): End-to-End, Few-Shot and CoT (the single-call
    methods this unit exports to lm-eval), 2 samples each, 32 new tokens. LLM
    calls and tokens per sample come from the Inspect logs through
-   ``conflict_eval.accounting`` (via the leaderboard table).
+   ``conflict_eval.report.accounting`` (via the leaderboard table).
 2. Times building the leaderboard from many logs: a scripted run of the same
    tasks on all 20 demo items, copied K times (as if synced from K machines),
    so every sample is read K times and de-duplicated.
@@ -158,7 +158,7 @@ def _write(out, args, real_table) -> None:
         f"SmolLM2-135M, max_tokens {run.get('max_tokens')}, wall time {run['wall_seconds']} s "
         f"(busy shared 2-core machine, load average at start {out['machine']['load_average_at_start']}).",
         "",
-        "Calls and tokens per sample per method (from the Inspect logs via `conflict_eval.accounting`); "
+        "Calls and tokens per sample per method (from the Inspect logs via `conflict_eval.report.accounting`); "
         "the leaderboard's Markdown for this run:",
         "",
         real_table,

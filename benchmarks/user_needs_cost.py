@@ -2,7 +2,7 @@
 
 For every grid cell (user need x context setting x context count) this
 reports LLM calls, prompt (input) tokens, output tokens and wall time per
-sample, from the Inspect logs via ``conflict_eval.accounting``. The method
+sample, from the Inspect logs via ``conflict_eval.report.accounting``. The method
 makes one call per cell, so cost is driven by the prompt, which grows with
 the context count.
 
@@ -37,7 +37,7 @@ from statistics import mean
 
 from inspect_ai import eval as inspect_eval
 
-from conflict_eval.accounting import sample_cost
+from conflict_eval.report.accounting import sample_cost
 
 RESULTS = Path(__file__).parent / "results"
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"

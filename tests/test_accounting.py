@@ -1,6 +1,6 @@
 from inspect_ai import eval as inspect_eval
 
-from conflict_eval.accounting import log_costs, summarise
+from conflict_eval.report.accounting import log_costs, summarise
 from conflict_eval.testing import scripted_model
 
 
@@ -24,7 +24,7 @@ def test_cached_input_tokens_are_read_from_usage():
 
     from inspect_ai.model import ModelUsage
 
-    from conflict_eval.accounting import sample_cost
+    from conflict_eval.report.accounting import sample_cost
 
     sample = SimpleNamespace(
         id=1, events=[], total_time=2.0,

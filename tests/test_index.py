@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conflict_eval import index as ix
+from conflict_eval import retrieval as ix
 from conflict_eval.cli import main
 from conflict_eval.retrieval import BM25Retriever, DenseRetriever
 

@@ -478,7 +478,7 @@ def test_cli_debug_shows_the_exception(bad_files, capsys):
 
 
 def test_cli_internal_errors_are_one_line_with_exit_1(monkeypatch, capsys):
-    from conflict_eval import cli
+    from conflict_eval.cli import run as cli
 
     def boom(args):
         raise KeyError("oops")

@@ -33,7 +33,7 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from conflict_eval.records.download import dataset_record
+from conflict_eval.components.catalog import dataset_record
 from conflict_eval.components.manager import Component, did_you_mean, get_dataset, get_method, get_metric
 
 DEFAULT_GENERATE_CONFIG: dict[str, Any] = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 512}

@@ -6,14 +6,16 @@ and a reproducibility block from any number of Inspect logs.
 
 Modules, in the direction they depend on each other:
 
+* :mod:`.accounting` -- model calls and tokens per sample, counted from the logs' model events;
 * :mod:`.costs` -- prices: Inspect's recorded cost, ``--model-cost-config``, the fallback price file;
 * :mod:`.grouping` -- the three grouping keys (task label, sample group, row key) and path display;
 * :mod:`.logs` -- reading logs through ``inspect_ai.analysis``, de-duplication, completeness;
 * :mod:`.stats` -- metrics, intervals (Wilson / bootstrap / Clopper-Pearson), paired comparisons, ties;
 * :mod:`.provenance` -- dataset hashes, versions, endpoints, results hash, reproduce commands;
 * :mod:`.build` -- :func:`build_leaderboard`, :func:`write_leaderboard`;
-* one module per output format: :mod:`.markdown`, :mod:`.tables` (CSV, JSON), :mod:`.html` (+ :mod:`.svg`);
-* :mod:`.cli` -- the ``leaderboard`` command.
+* one module per output format: :mod:`.markdown`, :mod:`.tables` (CSV, JSON), :mod:`.html` (+ :mod:`.svg`).
+
+The ``leaderboard`` command lives in :mod:`conflict_eval.cli.leaderboard`.
 """
 
 from .build import IncompleteLogsError, build_leaderboard, write_leaderboard

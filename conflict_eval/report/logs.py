@@ -180,7 +180,7 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
     from inspect_ai.analysis import SampleColumn, samples_df
     from inspect_ai.log import list_eval_logs
 
-    from conflict_eval.accounting import sample_cost
+    from conflict_eval.report.accounting import sample_cost
 
     cost_config = _as_costs(cost_config or {}, "model cost config")
     prices = load_prices() if prices is None else _as_costs(prices, "price table")

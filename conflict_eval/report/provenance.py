@@ -21,7 +21,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from conflict_eval.records.download import ids_sha256, registry_revision
+from conflict_eval.components.catalog import registry_revision
+from conflict_eval.records.download import ids_sha256
 
 from .grouping import row_key
 from .logs import EvalFacts

@@ -7,11 +7,11 @@ whether they finished.
 * :mod:`.status` -- completion read from the logs (``suite status``);
 * :mod:`.estimate` -- calls, tokens and $ before a run (``suite estimate``);
 * :mod:`.budget` -- a suite-wide $ budget;
-* :mod:`.cli` -- the ``suite``, ``leaderboard`` and ``lmeval-path`` commands;
 * :mod:`.cards` -- reproduction cards (``cards/*.yaml``): validation and the verdict;
-* :mod:`.reproduce` -- the ``reproduce`` command (estimate, run, paper-vs-ours table).
+* :mod:`.reproduce` -- running a card: estimate, run, per-sample values for the paper-vs-ours table.
 
-Dependencies run one way: cli -> run -> (spec, estimate, budget, status) ->
+The ``suite`` and ``reproduce`` commands live in :mod:`conflict_eval.cli`.
+Dependencies run one way: run -> (spec, estimate, budget, status) ->
 registered; nothing here imports plugins or tasks (the task modules are
 reached through the Inspect entry point, :mod:`conflict_eval._registry`).
 """

@@ -193,13 +193,13 @@ class TextSource:
     """Passage retrieval over a corpus (AtomR's Wikipedia source): a corpus
     file indexed in memory, an index directory (``conflict-eval index
     build``) or a search server (``es+http://...``, ``colbert+http://...``);
-    see :func:`conflict_eval.index.open_corpus`."""
+    see :func:`conflict_eval.retrieval.open_corpus`."""
 
     name = "text"
     label = "Wikipedia Passages"
 
     def __init__(self, corpus: str | Path | list, retriever: str = "bm25") -> None:
-        from conflict_eval.index import open_corpus
+        from conflict_eval.retrieval import open_corpus
 
         self.corpus = corpus
         self.searcher = open_corpus(corpus, retriever)
@@ -469,7 +469,7 @@ class WebPagesSource:
     label = "Google Results"
 
     def __init__(self, pages: str | Path, retriever: str = "bm25") -> None:
-        from conflict_eval.index import open_corpus
+        from conflict_eval.retrieval import open_corpus
 
         self.searcher = open_corpus(pages, retriever, fmt="pages")
         self.size = getattr(self.searcher, "size", None)

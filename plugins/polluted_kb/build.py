@@ -139,7 +139,7 @@ def read_corpus(spec: str | Path) -> tuple[list[KBDocument], dict[str, Any]]:
     a corpus file (any format ``conflict-eval index build`` reads), and where
     they came from (for the KB meta)."""
     from conflict_eval.records.download import sha256_file
-    from conflict_eval.index import is_index_dir, iter_corpus, read_manifest
+    from conflict_eval.retrieval import is_index_dir, iter_corpus, read_manifest
 
     spec = Path(spec)
     if is_index_dir(spec):

@@ -15,7 +15,7 @@ per-category breakdown).
 from inspect_ai import Task, task
 from inspect_ai.model import GenerateConfig
 
-from conflict_eval.records.download import dataset_record
+from conflict_eval.components.catalog import dataset_record
 
 DATASETS = ("hotpotqa", "2wiki", "musique", "crag", "blendqa")
 METHODS = ("atomr", "atomr_standard", "atomr_cot", "atomr_standard_rag")
@@ -112,7 +112,7 @@ def _retrieval(samples, sources: str, src: dict) -> dict:
     """The ``retrieval`` eval-metadata block: each source as the solver will
     build it (same per-process cache) and whether its corpus is pooled from
     the evaluated dataset file (the default when no corpus option is given)."""
-    from conflict_eval.index import retrieval_block
+    from conflict_eval.retrieval import retrieval_block
     from conflict_eval.plugins.atomr.solver import build_sources
     from conflict_eval.records import ConflictQA
 

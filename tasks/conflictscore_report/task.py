@@ -31,7 +31,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from conflict_eval.records.download import dataset_record
+from conflict_eval.components.catalog import dataset_record
 from conflict_eval.records import BadField, Row, convert_rows, read_json_or_jsonl
 
 from .prompts import STRATEGIES, report_prompt

@@ -74,7 +74,7 @@ def build_corpus(truthfulqa_path: str | Path, background: list[str] | None = Non
                 for m, s in enumerate(_statements(str(row.get(kind, "")))):
                     add(f"tqa{n}-{kind[0].lower()}{m}", s, None, "truthfulqa_statement", str(row.get("Question", "")))
     for path in background or []:
-        from conflict_eval.index import is_index_dir, is_url_spec
+        from conflict_eval.retrieval import is_index_dir, is_url_spec
 
         if is_index_dir(path) or is_url_spec(path):
             raise ValueError(f"background={path!r} is an index or a search server: pass it as -T corpus= "
@@ -156,8 +156,8 @@ def retrieve(questions: list[str], corpus: list[dict], retriever: str = "bm25", 
 
 def retrieve_from(questions: list[str], spec: str, k: int = 10, retriever: str = "bm25") -> dict[str, list[dict]]:
     """Top-``k`` documents per question from a separate corpus: an index
-    directory, a corpus file or a search server (``conflict_eval.index.open_corpus``)."""
-    from conflict_eval.index import open_corpus
+    directory, a corpus file or a search server (``conflict_eval.retrieval.open_corpus``)."""
+    from conflict_eval.retrieval import open_corpus
 
     searcher = open_corpus(spec, retriever)
     hits = searcher.search_many(questions, k)

@@ -34,7 +34,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 
-from conflict_eval.records.download import dataset_record
+from conflict_eval.components.catalog import dataset_record
 from conflict_eval.records import LETTERS, ConflictQA
 from conflict_eval.scorers.conflictscore.parse import parse_rag_choice
 from conflict_eval.scorers.conflictscore.scorer import pooled_coverage, total
@@ -309,7 +309,7 @@ def _retrieval_block(spec, docs: list[dict] | None, statements: str, retriever: 
                      search_file: bool = False, **extra) -> dict:
     """The ``retrieval`` eval-metadata block of this task (with a ``note``
     that matches the setting)."""
-    from conflict_eval.index import describe_source, open_corpus, retrieval_block
+    from conflict_eval.retrieval import describe_source, open_corpus, retrieval_block
 
     answer_key = {"others": "other questions' statements only (own answer key excluded)",
                   "all": "every statement, the question's own answer key included",

@@ -8,7 +8,7 @@ from collections import defaultdict
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from conflict_eval.accounting import sample_cost
+from conflict_eval.report.accounting import sample_cost
 from conflict_eval.plugins.madam_rag.solver import MadamRagStore
 from conflict_eval.testing import scripted_model
 

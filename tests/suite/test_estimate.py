@@ -6,7 +6,7 @@ import json
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from conflict_eval.accounting import log_costs
+from conflict_eval.report.accounting import log_costs
 from conflict_eval.cli import main
 from conflict_eval.runs import ModelSpec, load_suite, run_suite
 from conflict_eval.runs.estimate import (

@@ -1,4 +1,4 @@
-"""``conflict-eval suite run|show|status|estimate``, ``leaderboard`` and ``lmeval-path``."""
+"""``conflict-eval suite run|show|status|estimate``: suites of tasks x models (:mod:`conflict_eval.runs`)."""
 
 from __future__ import annotations
 
@@ -6,19 +6,8 @@ import json
 import sys
 from typing import Any
 
-import yaml
-
+from conflict_eval.cli.options import parse_pairs
 from conflict_eval.runs.spec import _MODEL_RE, ModelSpec, SuiteError, load_suite
-
-
-def _model_arg_pairs(pairs: list[str]) -> dict[str, Any]:
-    out = {}
-    for pair in pairs:
-        if "=" not in pair:
-            raise SuiteError(f"-M expects name=value, got {pair!r}")
-        key, value = pair.split("=", 1)
-        out[key.strip()] = yaml.safe_load(value) if value else value
-    return out
 
 
 def _models(args) -> list[ModelSpec] | None:
@@ -27,7 +16,7 @@ def _models(args) -> list[ModelSpec] | None:
     bad = [m for m in args.model if not _MODEL_RE.match(m)]
     if bad:
         raise SuiteError(f"bad model string(s) {', '.join(map(repr, bad))}: expected 'provider/model-name'")
-    extra = _model_arg_pairs(args.model_arg)
+    extra = parse_pairs(args.model_arg, "-M")
     return [ModelSpec(m, args.max_connections, extra) for m in args.model]
 
 
@@ -117,13 +106,6 @@ def cmd_suite_show(args) -> int:
     return 0
 
 
-def cmd_lmeval_path(args) -> int:
-    from conflict_eval.lmeval import task_dir
-
-    print(task_dir())
-    return 0
-
-
 def _model_flags(r) -> None:
     r.add_argument("--model", action="append", help="model(s) replacing the suite's models (repeatable)")
     r.add_argument("-M", dest="model_arg", action="append", default=[], metavar="NAME=VALUE",
@@ -137,7 +119,7 @@ def _model_flags(r) -> None:
 
 
 def add_cli_commands(sub) -> None:
-    """Register the ``suite``, ``leaderboard`` and ``lmeval-path`` subcommands."""
+    """Register the ``suite`` subcommands."""
     p = sub.add_parser("suite", help="run, estimate or check a suite of tasks x models (inspect eval-set)")
     ssub = p.add_subparsers(dest="suite_command", required=True)
     r = ssub.add_parser("run", help="run a suite file (resumes when re-run with the same --log-dir)",
@@ -166,10 +148,3 @@ def add_cli_commands(sub) -> None:
     s = ssub.add_parser("show", help="print the tasks a suite expands to")
     s.add_argument("suite")
     s.set_defaults(fn=cmd_suite_show)
-
-    from conflict_eval.report.cli import add_leaderboard_command
-
-    add_leaderboard_command(sub)
-
-    p = sub.add_parser("lmeval-path", help="print the directory to pass to lm_eval --include_path")
-    p.set_defaults(fn=cmd_lmeval_path)

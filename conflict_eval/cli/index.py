@@ -1,4 +1,4 @@
-"""``conflict-eval index build|info``: persistent passage indexes (:mod:`conflict_eval.index`)."""
+"""``conflict-eval index build|info``: persistent passage indexes (:mod:`conflict_eval.retrieval.index`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 
 def cmd_index_build(args: argparse.Namespace) -> int:
-    from conflict_eval.index import build_index
+    from conflict_eval.retrieval.index import build_index
 
     m = build_index(args.corpus, args.out, backend=args.backend, fmt=args.format, exact=args.exact,
                     include_title=not args.no_title, batch_size=args.batch_size, hnsw_m=args.hnsw_m,
@@ -23,7 +23,7 @@ def cmd_index_build(args: argparse.Namespace) -> int:
 
 
 def cmd_index_info(args: argparse.Namespace) -> int:
-    from conflict_eval.index import read_manifest
+    from conflict_eval.retrieval.index import read_manifest
 
     print(json.dumps(read_manifest(args.index), indent=2))
     return 0

@@ -1,10 +1,6 @@
-"""The ``conflict-eval`` command line.
-
-    conflict-eval list                       # methods, datasets, metrics and their plugins
-    conflict-eval run                        # end_to_end on demo with the offline model
-    conflict-eval run --method end_to_end --dataset demo --model openai/gpt-4o -T conflict_type=temporal
-    conflict-eval score --metric token_f1 preds.jsonl
-    conflict-eval reproduce list             # reproduction cards: a paper's number beside ours
+"""``conflict-eval list``, ``run``, ``score`` and ``lmeval-path``: the
+components there are, one method on one dataset, a predictions file scored
+with a metric, and where lm-evaluation-harness finds the exported tasks.
 
 ``run`` is a thin wrapper over ``inspect eval conflict_eval/run``; use
 ``inspect`` directly for everything else it offers.
@@ -16,23 +12,10 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-DEFAULT_MODEL = "conflict_eval/smollm2"
-
-
-def _parse_task_args(pairs: Sequence[str]) -> dict[str, Any]:
-    import yaml
-
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        if "=" not in pair:
-            raise SystemExit(f"error: -T expects name=value, got {pair!r}")
-        key, value = pair.split("=", 1)
-        options[key.strip()] = yaml.safe_load(value) if value else value
-    return options
+from conflict_eval.cli.options import DEFAULT_MODEL, env_default, parse_pairs
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -71,21 +54,6 @@ def _results_table(log) -> str:
     return "\n".join(lines)
 
 
-def _env_default(value: Any, var: str, convert=str) -> Any:
-    """A flag's value, else Inspect's environment variable for it (as ``inspect eval`` does)."""
-    import os
-
-    if value is not None:
-        return value
-    raw = os.environ.get(var)
-    if raw is None or not raw.strip():
-        return None
-    try:
-        return convert(raw.strip())
-    except ValueError:
-        raise ValueError(f"environment variable {var}={raw!r} is not a valid value") from None
-
-
 def _newest_log(log_dir: str, since: float) -> str | None:
     """The newest log written to ``log_dir`` since ``since`` (the run's own)."""
     from inspect_ai.log import list_eval_logs
@@ -112,7 +80,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     dotenv_file = find_dotenv(usecwd=True)
     if dotenv_file:
         load_dotenv(dotenv_file, override=False)
-    options = _parse_task_args(args.task_arg)
+    options = parse_pairs(args.task_arg, "-T")
     if args.path and "path" in options:
         raise ValueError("give the dataset file once: --path or -T path=, not both")
     path = args.path or options.pop("path", None)
@@ -121,21 +89,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     # `conflict_eval/run` and the arguments, so `inspect eval-retry LOG` can rebuild it
     task = registry_create("task", "conflict_eval/run", method=args.method, dataset=args.dataset,
                            scorer=scorer, path=path, **options)
-    model_args = _parse_task_args(args.model_arg)
-    max_tokens = _env_default(args.max_tokens, "INSPECT_EVAL_MAX_TOKENS", int)
-    log_dir = args.log_dir or _env_default(None, "INSPECT_LOG_DIR") or "logs"
+    model_args = parse_pairs(args.model_arg, "-M")
+    max_tokens = env_default(args.max_tokens, "INSPECT_EVAL_MAX_TOKENS", int)
+    log_dir = args.log_dir or env_default(None, "INSPECT_LOG_DIR") or "logs"
     started = time.time()
     logs: list = []
     with SigtermAsSigint() as term:
         try:
             logs = inspect_eval(
                 task,
-                model=_env_default(args.model, "INSPECT_EVAL_MODEL") or DEFAULT_MODEL,
+                model=env_default(args.model, "INSPECT_EVAL_MODEL") or DEFAULT_MODEL,
                 model_args=model_args,  # empty: inspect_ai.eval reads INSPECT_EVAL_MODEL_ARGS
-                limit=_env_default(args.limit, "INSPECT_EVAL_LIMIT", int),
+                limit=env_default(args.limit, "INSPECT_EVAL_LIMIT", int),
                 log_dir=log_dir,
                 **({"max_tokens": max_tokens} if max_tokens else {}),
-                display=_env_default(args.display, "INSPECT_DISPLAY") or "plain",
+                display=env_default(args.display, "INSPECT_DISPLAY") or "plain",
             )
         except KeyboardInterrupt:
             logs = []
@@ -236,7 +204,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     rows = _read_predictions(path, args.pred_field, args.gold_field)
     if not rows:
         raise SystemExit(f"error: {path} has no predictions")
-    options = _parse_task_args(args.option)
+    options = parse_pairs(args.option, "-T")
     scores = asyncio.run(score_rows(args.metric, rows, args.pred_field, args.gold_field, options))
     summary = _summarise(scores)
     if args.json:
@@ -248,50 +216,15 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_build_polluted_kb(args: argparse.Namespace) -> int:
-    """Build a polluted HotpotQA knowledge base (Conflict Exposure §4.2-4.4, Figure 3)."""
-    from conflict_eval.plugins.polluted_kb.build import build_polluted_kb, default_source
-    from conflict_eval.plugins.polluted_kb.kb import save_kb
+def cmd_lmeval_path(args) -> int:
+    from conflict_eval.lmeval import task_dir
 
-    types = tuple(t.strip() for t in args.types.split(",")) if args.types != "all" else ("I", "II", "III")
-    source = Path(args.source) if args.source else default_source()
-    if not source.is_file():
-        raise SystemExit(f"error: no such file {source}")
-    kb = build_polluted_kb(source, args.model, types=types, limit=args.limit, shuffle=args.shuffle,
-                           seed=args.seed, prescreen=args.prescreen, k=args.k, retriever=args.retriever,
-                           corpus=args.corpus)
-    save_kb(kb, args.out)
-    from conflict_eval.plugins.polluted_kb.build import build_report
-
-    r = build_report(kb)
-    print(f"{args.out}: {r['clean_documents']} clean + {r['injected_documents']} injected documents, "
-          f"{r['questions']} questions ({r['questions'] - r['with_target']} without a misinformation target)")
-    if kb.meta.corpus:
-        c = kb.meta.corpus
-        print(f"clean corpus from {c['kind']} {c['name']} ({c['passages']} passages); supporting paragraphs "
-              f"found by text {c['supporting_by_text']}, by title {c['supporting_by_title']}, "
-              f"added {c['supporting_added']}")
-    print("targets rejected as too close to the gold answer: "
-          + ", ".join(f"{n} {why} it" for why, n in r["target_rejected"].items())
-          + f"; other target failures: {r['target_failed']}"
-          + (f" ({', '.join(f'{n} {why}' for why, n in r['target_failed_reasons'].items())})"
-             if r["target_failed_reasons"] else ""))
-    if args.prescreen:
-        print(f"pre-screening kept {sum(1 for q in kb.questions if q.prescreen and q.prescreen.kept)}")
+    print(task_dir())
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="conflict-eval", description=__doc__.split("\n\n")[0],
-                                     epilog="Exit codes: 0 success, 1 the eval did not succeed or an "
-                                            "internal error, 2 bad option, file or record.")
-    parser.add_argument("--debug", action="store_true",
-                        help="show the full traceback of an error (default: a short message)")
-    parser.add_argument("--plugin", action="append", default=[], metavar="PATH_OR_MODULE",
-                        help="load plugins from a .py file, package directory or module name (repeatable); "
-                             "CONFLICT_EVAL_PLUGINS does the same for every process, including inspect eval")
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def add_cli_commands(sub) -> None:
+    """Register ``list``, ``run`` and ``score``."""
     p = sub.add_parser("list", help="list methods, datasets and metrics with their plugins")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(fn=cmd_list)
@@ -323,98 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_score)
 
-    p = sub.add_parser("build-polluted-kb",
-                       help="build a polluted HotpotQA knowledge base (Conflict Exposure, Figure 3)")
-    p.add_argument("--source", help="HotpotQA JSONL in IRCoT format (default: pinned upstream download)")
-    p.add_argument("--model", default=DEFAULT_MODEL, help="model that writes the misinformation")
-    p.add_argument("--types", default="all", help="pollution types: all, or a comma list of I,II,III")
-    p.add_argument("--limit", type=int, help="number of questions to pollute")
-    p.add_argument("--shuffle", action="store_true", help="pick the questions after a seeded shuffle")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--prescreen", action="store_true", help="§4.2 pre-screening on the clean corpus")
-    p.add_argument("--k", type=int, default=5, help="documents retrieved when pre-screening")
-    p.add_argument("--retriever", default="dense", choices=["dense", "bm25"])
-    p.add_argument("--corpus", help="clean corpus: an index directory from `conflict-eval index build` or a "
-                                    "corpus file it reads (e.g. BEIR HotpotQA corpus.jsonl, as in §4.2); "
-                                    "default: pool the source's own paragraphs")
-    p.add_argument("--out", required=True, help="KB file to write (JSON)")
-    p.set_defaults(fn=cmd_build_polluted_kb)
 
-    from conflict_eval.plugins.user_needs.cli import add_cli_commands as add_user_needs
-
-    add_user_needs(sub)  # user-needs generate / prescreen / curves
-
-    from conflict_eval.plugins.atomr.cli import add_cli_commands as add_atomr
-
-    add_atomr(sub)  # atomr check-trees
-
-    from conflict_eval.runs.cli import add_cli_commands  # suite run/show/status/estimate, leaderboard, lmeval-path
-
-    add_cli_commands(sub)
-
-    from conflict_eval.runs.reproduce import add_cli_commands as add_reproduce
-
-    add_reproduce(sub)  # reproduce list / reproduce CARD
-
-    from conflict_eval.index_cli import add_cli_commands as add_index
-
-    add_index(sub)  # index build / info
-    return parser
-
-
-def _load_plugin_flags(args: argparse.Namespace) -> None:
-    """``--plugin`` sources, loaded next to the entry-point plugins."""
-    from conflict_eval.components.manager import add_plugin_source
-
-    for spec in getattr(args, "plugin", None) or []:
-        add_plugin_source(spec)
-
-
-def _user_errors() -> tuple[type[BaseException], ...]:
-    """Errors in what the user gave (options, parts, files, records): a short message, exit 2."""
-    from conflict_eval.records.download import DownloadError
-    from conflict_eval.components.manager import PluginError, UnknownComponentError
-    from conflict_eval.records import DatasetError
-
-    return (UnknownComponentError, PluginError, DatasetError, DownloadError, ValueError,
-            FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line. Errors in options, files and records print
-    ``error: ...`` on stderr and return 2; any other exception prints a
-    one-line report and returns 1. ``--debug`` (anywhere on the line) shows
-    the traceback instead."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in argv
-    if debug:  # accepted after the subcommand too
-        argv = [a for a in argv if a != "--debug"]
-    args = build_parser().parse_args(argv)
-    try:
-        _load_plugin_flags(args)
-        return args.fn(args)
-    except SystemExit as exc:
-        if isinstance(exc.code, str):  # raise SystemExit("error: ...") in a command
-            if debug:
-                raise
-            print(exc.code, file=sys.stderr)
-            return 2
-        raise
-    except KeyboardInterrupt:
-        if debug:
-            raise
-        print("interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # noqa: BLE001 -- classified below, re-raised with --debug
-        if debug:
-            raise
-        if isinstance(exc, _user_errors()):
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        print(f"error: {type(exc).__name__}: {exc}\n(an internal error; rerun with --debug for the "
-              "traceback and report it)", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def add_lmeval_command(sub) -> None:
+    """Register ``lmeval-path``."""
+    p = sub.add_parser("lmeval-path", help="print the directory to pass to lm_eval --include_path")
+    p.set_defaults(fn=cmd_lmeval_path)

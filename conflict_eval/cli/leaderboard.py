@@ -1,10 +1,10 @@
-"""The ``conflict-eval leaderboard`` command."""
+"""``conflict-eval leaderboard``: a model x task leaderboard from Inspect logs (:mod:`conflict_eval.report`)."""
 
 from __future__ import annotations
 
 
 def cmd_leaderboard(args) -> int:
-    from .build import IncompleteLogsError, write_leaderboard
+    from conflict_eval.report.build import IncompleteLogsError, write_leaderboard
 
     try:
         paths = write_leaderboard(args.log_dir, args.out, prices_path=args.prices,
@@ -20,7 +20,7 @@ def cmd_leaderboard(args) -> int:
     return 0
 
 
-def add_leaderboard_command(sub) -> None:
+def add_cli_commands(sub) -> None:
     """Register ``leaderboard`` on an argparse sub-parser collection."""
     p = sub.add_parser("leaderboard", help="model x task leaderboard (html, md, csv, json) from Inspect logs")
     p.add_argument("log_dir", nargs="+", help="log directories (searched recursively)")

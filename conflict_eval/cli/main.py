@@ -1,0 +1,110 @@
+"""The ``conflict-eval`` command line: the parser, with every command grafted
+on from its module, and :func:`main` (errors, exit codes, ``--debug``).
+
+    conflict-eval list                       # methods, datasets, metrics and their plugins
+    conflict-eval run                        # end_to_end on demo with the offline model
+    conflict-eval run --method end_to_end --dataset demo --model openai/gpt-4o -T conflict_type=temporal
+    conflict-eval score --metric token_f1 preds.jsonl
+    conflict-eval reproduce list             # reproduction cards: a paper's number beside ours
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from conflict_eval.cli import index, leaderboard, reproduce, run, suite
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="conflict-eval", description="The ``conflict-eval`` command line.",
+                                     epilog="Exit codes: 0 success, 1 the eval did not succeed or an "
+                                            "internal error, 2 bad option, file or record.")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the full traceback of an error (default: a short message)")
+    parser.add_argument("--plugin", action="append", default=[], metavar="PATH_OR_MODULE",
+                        help="load plugins from a .py file, package directory or module name (repeatable); "
+                             "CONFLICT_EVAL_PLUGINS does the same for every process, including inspect eval")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run.add_cli_commands(sub)  # list, run, score
+
+    from conflict_eval.plugins.polluted_kb.cli import add_cli_commands as add_polluted_kb
+
+    add_polluted_kb(sub)  # build-polluted-kb
+
+    from conflict_eval.plugins.user_needs.cli import add_cli_commands as add_user_needs
+
+    add_user_needs(sub)  # user-needs generate / prescreen / curves
+
+    from conflict_eval.plugins.atomr.cli import add_cli_commands as add_atomr
+
+    add_atomr(sub)  # atomr check-trees
+
+    suite.add_cli_commands(sub)  # suite run/show/status/estimate
+    leaderboard.add_cli_commands(sub)  # leaderboard
+    run.add_lmeval_command(sub)  # lmeval-path
+
+    reproduce.add_cli_commands(sub)  # reproduce list / reproduce CARD
+
+    index.add_cli_commands(sub)  # index build / info
+    return parser
+
+
+def _load_plugin_flags(args: argparse.Namespace) -> None:
+    """``--plugin`` sources, loaded next to the entry-point plugins."""
+    from conflict_eval.components.manager import add_plugin_source
+
+    for spec in getattr(args, "plugin", None) or []:
+        add_plugin_source(spec)
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Errors in what the user gave (options, parts, files, records): a short message, exit 2."""
+    from conflict_eval.records.download import DownloadError
+    from conflict_eval.components.manager import PluginError, UnknownComponentError
+    from conflict_eval.records import DatasetError
+
+    return (UnknownComponentError, PluginError, DatasetError, DownloadError, ValueError,
+            FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line. Errors in options, files and records print
+    ``error: ...`` on stderr and return 2; any other exception prints a
+    one-line report and returns 1. ``--debug`` (anywhere on the line) shows
+    the traceback instead."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    if debug:  # accepted after the subcommand too
+        argv = [a for a in argv if a != "--debug"]
+    args = build_parser().parse_args(argv)
+    try:
+        _load_plugin_flags(args)
+        return args.fn(args)
+    except SystemExit as exc:
+        if isinstance(exc.code, str):  # raise SystemExit("error: ...") in a command
+            if debug:
+                raise
+            print(exc.code, file=sys.stderr)
+            return 2
+        raise
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 -- classified below, re-raised with --debug
+        if debug:
+            raise
+        if isinstance(exc, _user_errors()):
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"error: {type(exc).__name__}: {exc}\n(an internal error; rerun with --debug for the "
+              "traceback and report it)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

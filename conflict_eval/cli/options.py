@@ -1,0 +1,54 @@
+"""Command-line options shared by the commands: the one ``NAME=VALUE`` parser
+(``-T`` task/metric options, ``-M`` model arguments) and Inspect's
+environment-variable defaults for flags."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["DEFAULT_MODEL", "OptionError", "env_default", "parse_pairs"]
+
+DEFAULT_MODEL = "conflict_eval/smollm2"
+
+
+class OptionError(ValueError):
+    """A ``NAME=VALUE`` option without ``=``; the message names the flag."""
+
+
+def parse_pairs(pairs: Sequence[str], flag: str = "-T") -> dict[str, Any]:
+    """``["a=1", "b=x"]`` as ``{"a": 1, "b": "x"}``: values read as YAML (an
+    empty value stays ``""``); raises :class:`OptionError` naming ``flag``
+    for an item without ``=``, and ``yaml.YAMLError`` for a value YAML cannot read.
+
+    >>> parse_pairs(["limit=3", "name=a b", "flag="])
+    {'limit': 3, 'name': 'a b', 'flag': ''}
+    >>> parse_pairs(["limit"])
+    Traceback (most recent call last):
+    ...
+    conflict_eval.cli.options.OptionError: -T expects name=value, got 'limit'
+    """
+    import yaml
+
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise OptionError(f"{flag} expects name=value, got {pair!r}")
+        key, value = pair.split("=", 1)
+        options[key.strip()] = yaml.safe_load(value) if value else value
+    return options
+
+
+def env_default(value: Any, var: str, convert=str) -> Any:
+    """A flag's value, else Inspect's environment variable for it (as ``inspect eval`` does)."""
+    import os
+
+    if value is not None:
+        return value
+    raw = os.environ.get(var)
+    if raw is None or not raw.strip():
+        return None
+    try:
+        return convert(raw.strip())
+    except ValueError:
+        raise ValueError(f"environment variable {var}={raw!r} is not a valid value") from None
