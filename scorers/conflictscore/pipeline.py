@@ -40,15 +40,20 @@ Backend = Literal["llm", "nli"]
 
 @dataclass(frozen=True)
 class Options:
+    """The options of the ``conflictscore`` metric, defined here once: the
+    metric, :func:`~.regenerate.conflict_regenerate` and the tasks that pass
+    them on take their parameters' defaults from :data:`DEFAULTS` (or a
+    :func:`dataclasses.replace` of it) and pass ``asdict(options)`` on."""
+
     claims: ClaimMode = "atomic"
     k: int = 3
     labelling: Labelling = "pairwise"
     backend: Backend = "llm"
     nli_model: str | None = None
     grader_max_tokens: int | None = 512
-    dedupe: bool = True
+    grader_dedupe: bool = True
     """Send a byte-identical grader prompt (same grader, same budget) once per
-    process and reuse its reply (see :func:`_generate_output`)."""
+    run and reuse its reply (see :func:`_generate_output`)."""
 
     def __post_init__(self):
         if self.claims not in ("atomic", "whole", "salient", "sentences"):
@@ -67,6 +72,10 @@ class Options:
     @property
     def needs_llm(self) -> bool:
         return self.backend == "llm" or self.claims in ("atomic", "salient")
+
+
+DEFAULTS = Options()
+"""The metric's defaults (``registry.yaml`` lists them; a test checks that they agree)."""
 
 
 @dataclass
@@ -248,7 +257,7 @@ async def _generate_output(model, prompt: str, max_tokens: int | None, dedupe: b
 
 
 async def _generate(model, prompt: str, opts: Options) -> tuple[str, bool]:
-    out, reused = await _generate_output(model, prompt, opts.grader_max_tokens, opts.dedupe)
+    out, reused = await _generate_output(model, prompt, opts.grader_max_tokens, opts.grader_dedupe)
     return out.completion, reused
 
 
@@ -283,11 +292,11 @@ async def decompose(response: str, model, opts: Options) -> Decomposition:
         prompt = fill(SALIENT_TEMPLATE, report=response, k=str(opts.k))
     else:
         prompt = fill(DECOMPOSE_TEMPLATE, report=response)
-    out, reused = await _generate_output(model, prompt, opts.grader_max_tokens, opts.dedupe)
+    out, reused = await _generate_output(model, prompt, opts.grader_max_tokens, opts.grader_dedupe)
     calls = int(not reused)
     if out.stop_reason in _TRUNCATED and opts.grader_max_tokens:
         out, reused = await _generate_output(model, prompt, opts.grader_max_tokens * DECOMPOSE_RETRY_FACTOR,
-                                             opts.dedupe)
+                                             opts.grader_dedupe)
         calls += int(not reused)
     truncated = out.stop_reason in _TRUNCATED
     claims, error, dropped, lost = _parse_claims(out.completion, truncated=truncated)
@@ -346,7 +355,7 @@ async def label(claims: list[str], documents: list[str], model, opts: Options) -
         budget = all_docs_max_tokens(opts.grader_max_tokens, len(documents))
 
         async def one_claim(i: int) -> list[Cell]:
-            out, reused = await _generate_output(model, all_docs_prompt(claims[i], documents), budget, opts.dedupe)
+            out, reused = await _generate_output(model, all_docs_prompt(claims[i], documents), budget, opts.grader_dedupe)
             reply = out.completion
             return [_cell(i, j, p, reply, reused) for j, p in enumerate(parse_label_list(reply, len(documents)))]
 
