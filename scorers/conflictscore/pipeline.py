@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import hashlib
-import weakref
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
@@ -194,30 +193,6 @@ DECOMPOSE_RETRY_FACTOR = 4
 _TRUNCATED = ("max_tokens", "model_length")
 
 
-class _Replies:
-    """Replies of one grader model, by prompt digest; in-flight calls are shared."""
-
-    def __init__(self):
-        self.done: dict[str, object] = {}
-        self.pending: dict[str, object] = {}  # digest -> anyio.Event
-
-
-_REPLIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _memo(model) -> _Replies | None:
-    """The replies of ``model`` in the running event loop -- one ``eval()``
-    call runs in its own loop, so replies are never reused across runs;
-    ``None`` (no reuse) off asyncio or for an object without weak references."""
-    import asyncio
-
-    try:
-        loop = asyncio.get_running_loop()
-        return _REPLIES.setdefault(model, weakref.WeakKeyDictionary()).setdefault(loop, _Replies())
-    except (RuntimeError, TypeError):
-        return None
-
-
 async def _generate_output(model, prompt: str, max_tokens: int | None, dedupe: bool = True):
     """``(ModelOutput, reused)``: one grader call at temperature 0.
 
@@ -227,33 +202,17 @@ async def _generate_output(model, prompt: str, max_tokens: int | None, dedupe: b
     Balanced samples label the same claims against the same documents. A
     concurrent identical call waits for the first one instead of racing it.
     The memory is per model object and event loop (one ``eval()`` run); a
-    failed call is not remembered."""
+    failed call is not remembered (:mod:`conflict_eval.answers.reuse`)."""
     from inspect_ai.model import GenerateConfig
 
-    config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
-    if not dedupe:
-        return await model.generate(prompt, config=config), False
-    import anyio
+    from conflict_eval.answers.reuse import reuse_for
 
-    memo = _memo(model)
-    if memo is None:
+    config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
+    reuse = reuse_for(model) if dedupe else None
+    if reuse is None:
         return await model.generate(prompt, config=config), False
     key = hashlib.sha256(f"{max_tokens}\0{prompt}".encode("utf-8", "surrogatepass")).hexdigest()
-    while True:
-        if key in memo.done:
-            return memo.done[key], True
-        event = memo.pending.get(key)
-        if event is None:
-            break
-        await event.wait()
-    event = memo.pending[key] = anyio.Event()
-    try:
-        out = await model.generate(prompt, config=config)
-        memo.done[key] = out
-        return out, False
-    finally:
-        del memo.pending[key]
-        event.set()
+    return await reuse.call(key, lambda: model.generate(prompt, config=config))
 
 
 async def _generate(model, prompt: str, opts: Options) -> tuple[str, bool]:
