@@ -135,15 +135,12 @@ def parse_card(data: Any, file: str) -> Card:
             _fail(file, f"results[{i}].match", "must be a list of model names")
         parsed_results.append(PaperResult(r["model"], tuple(m.lower() for m in match),
                                           None if value is None else float(value), r.get("note")))
-    for key in ("paper_n", "min_n"):
+    for key, kind, what in (("paper_n", int, "a positive integer or null"), ("min_n", int, "a positive integer or null"),
+                            ("scale", int | float, "a positive number"), ("tolerance", int | float, "a positive number")):
         v = data.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
-            _fail(file, key, f"must be a positive integer or null, got {v!r}")
-    for key in ("scale", "tolerance"):
-        v = data.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or v < 0
-                              or (key == "scale" and v == 0)):
-            _fail(file, key, f"must be a positive number, got {v!r}")
+        if v is not None and (isinstance(v, bool) or not isinstance(v, kind) or v < 0
+                              or (v == 0 and key != "tolerance")):
+            _fail(file, key, f"must be {what}, got {v!r}")
     generate = data.get("generate") or {}
     if not isinstance(generate, dict):
         _fail(file, "generate", "must be a mapping of Inspect generate options")
