@@ -18,7 +18,7 @@ from conflict_eval.records.errors import (
     check_file,
 )
 from conflict_eval.records.files import ENCODING, not_utf8, read_json_or_jsonl, read_jsonl, write_jsonl
-from conflict_eval.records.rows import Converter, Row, as_id, as_strings, optional_text
+from conflict_eval.records.rows import Converter, Row, as_id, as_strings, content_id, numbered, optional_text
 from conflict_eval.records.schema import (
     CONFLICT_TYPES,
     LETTERS,

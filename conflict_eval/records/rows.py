@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-
 from conflict_eval.records.errors import BadField, MissingField
-from conflict_eval.records.schema import MAX_ID_CHARS, ConflictQA, _id_too_long
+from conflict_eval.records.schema import LETTERS, MAX_ID_CHARS, ConflictQA, _id_too_long
+
 
 class Row(Mapping[str, Any]):
     """Read-only view of an upstream row; a missing key raises :class:`MissingField`
@@ -60,6 +61,46 @@ class Row(Mapping[str, Any]):
                 return self.text(key)
         also = ", ".join(repr(k) for k in keys[1:])
         raise MissingField(keys[0], f"field is missing (also looked for {also})" if also else "field is missing")
+
+    def options(self, key: str) -> list[str]:
+        """The options of a multiple-choice item: a list of at least 2
+        non-empty strings, kept as written."""
+        value = self.list(key)
+        if len(value) < 2 or not all(isinstance(o, str) and o.strip() for o in value):
+            raise BadField(key, "expected a list of at least 2 non-empty strings")
+        return value
+
+    def letter(self, key: str, options: list[str], unlike: str | None = None) -> str:
+        """The option letter in field ``key`` (``A`` for ``options[0]``...;
+        white space and case ignored). With ``unlike``, the key of the gold
+        letter, the two must differ: a distractor is never the gold option."""
+        value = self.text(key).strip().upper()
+        allowed = LETTERS[: len(options)]
+        if value not in allowed:
+            raise BadField(key, f"expected one of {list(allowed)}, got {self[key]!r}")
+        if unlike is not None and value == self.letter(unlike, options):
+            raise BadField(key, f"option {value!r} equals {unlike} (the gold option)")
+        return value
+
+
+def content_id(prefix: str, *texts: str) -> str:
+    """``<prefix>-<first 10 hex of the sha1 of texts joined by newlines>``: an
+    id a row without one keeps in the full upstream file and in any subset of it."""
+    digest = hashlib.sha1("\n".join(texts).encode()).hexdigest()[:10]
+    return f"{prefix}-{digest}"
+
+
+def numbered() -> Callable[[str], str]:
+    """A function returning an id unchanged the first time and as
+    ``<id>-2``, ``<id>-3``... after, so rows with the same content keep
+    distinct ids (in file order)."""
+    seen: dict[str, int] = {}
+
+    def number(base: str) -> str:
+        seen[base] = seen.get(base, 0) + 1
+        return base if seen[base] == 1 else f"{base}-{seen[base]}"
+
+    return number
 
 
 def as_id(value: Any, field: str) -> str:

@@ -83,6 +83,23 @@ def _fail(file: str, where: str, why: str):
     raise CardError(f"card {file}: field {where}: {why}")
 
 
+def _entries(data: dict, key: str, file: str, name: str, name_rule: str,
+             known: tuple[str, ...]) -> list[tuple[int, dict]]:
+    """``(index, entry)`` of ``data[key]``, a non-empty list of mappings, each
+    with a text field ``name`` (else ``name_rule`` is the error) and no field
+    outside ``known``. The caller checks the other fields."""
+    entries = data[key]
+    if not isinstance(entries, list) or not entries:
+        _fail(file, key, f"must be a non-empty list of {{{', '.join(known)}}}")
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get(name), str):
+            _fail(file, f"{key}[{i}].{name}", name_rule)
+        extra = set(entry) - set(known)
+        if extra:
+            _fail(file, f"{key}[{i}].{sorted(extra)[0]}", f"unknown field (known: {', '.join(known)})")
+    return list(enumerate(entries))
+
+
 def parse_card(data: Any, file: str) -> Card:
     """Validate one card's data (``file`` names it in errors)."""
     if not isinstance(data, dict):
@@ -96,27 +113,16 @@ def parse_card(data: Any, file: str) -> Card:
     for key in ("paper", "source", "metric"):
         if not isinstance(data[key], str) or not data[key].strip():
             _fail(file, key, "must be non-empty text")
-    tasks = data["tasks"]
-    if not isinstance(tasks, list) or not tasks:
-        _fail(file, "tasks", "must be a non-empty list of {task, args}")
     parsed_tasks = []
-    for i, t in enumerate(tasks):
-        if not isinstance(t, dict) or not isinstance(t.get("task"), str):
-            _fail(file, f"tasks[{i}].task", "must name an Inspect task, e.g. conflict_eval/run")
+    for i, t in _entries(data, "tasks", file, "task", "must name an Inspect task, e.g. conflict_eval/run",
+                         ("task", "args")):
         args = t.get("args") or {}
         if not isinstance(args, dict):
             _fail(file, f"tasks[{i}].args", "must be a mapping of task arguments")
-        extra = set(t) - {"task", "args"}
-        if extra:
-            _fail(file, f"tasks[{i}].{sorted(extra)[0]}", "unknown field (known: task, args)")
         parsed_tasks.append((t["task"], dict(args)))
-    results = data["results"]
-    if not isinstance(results, list) or not results:
-        _fail(file, "results", "must be a non-empty list of {model, match, value}")
     parsed_results = []
-    for i, r in enumerate(results):
-        if not isinstance(r, dict) or not isinstance(r.get("model"), str):
-            _fail(file, f"results[{i}].model", "must name the paper's model")
+    for i, r in _entries(data, "results", file, "model", "must name the paper's model",
+                         ("model", "match", "value", "note")):
         if "value" not in r:
             _fail(file, f"results[{i}].value", "missing (null when the paper text does not give it)")
         value = r["value"]
@@ -127,20 +133,14 @@ def parse_card(data: Any, file: str) -> Card:
         match = r.get("match") or [r["model"]]
         if not isinstance(match, list) or not all(isinstance(m, str) and m for m in match):
             _fail(file, f"results[{i}].match", "must be a list of model names")
-        extra = set(r) - {"model", "match", "value", "note"}
-        if extra:
-            _fail(file, f"results[{i}].{sorted(extra)[0]}", "unknown field (known: model, match, value, note)")
         parsed_results.append(PaperResult(r["model"], tuple(m.lower() for m in match),
                                           None if value is None else float(value), r.get("note")))
-    for key in ("paper_n", "min_n"):
+    for key, kind, what in (("paper_n", int, "a positive integer or null"), ("min_n", int, "a positive integer or null"),
+                            ("scale", int | float, "a positive number"), ("tolerance", int | float, "a positive number")):
         v = data.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
-            _fail(file, key, f"must be a positive integer or null, got {v!r}")
-    for key in ("scale", "tolerance"):
-        v = data.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or v < 0
-                              or (key == "scale" and v == 0)):
-            _fail(file, key, f"must be a positive number, got {v!r}")
+        if v is not None and (isinstance(v, bool) or not isinstance(v, kind) or v < 0
+                              or (v == 0 and key != "tolerance")):
+            _fail(file, key, f"must be {what}, got {v!r}")
     generate = data.get("generate") or {}
     if not isinstance(generate, dict):
         _fail(file, "generate", "must be a mapping of Inspect generate options")

@@ -24,7 +24,6 @@ one run. In the three conflict settings ``conflict_option`` is
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from pathlib import Path
@@ -32,14 +31,15 @@ from pathlib import Path
 from conflict_eval.records.download import hf_dataset_file
 from conflict_eval.records import (
     LETTERS,
-    BadField,
     ConflictQA,
     MissingField,
     Passage,
     Row,
     build_dataset,
     check_file,
+    content_id,
     convert_rows,
+    numbered,
     read_json_or_jsonl,
 )
 
@@ -108,32 +108,17 @@ def _evidence(row: Row, setting: str) -> str:
                        f"field is missing (also looked for {', '.join(EVIDENCE_KEYS[setting][1:]) or '-'})")
 
 
-def _letter(row: Row, key: str, n: int) -> str:
-    value = row.text(key).strip().upper()
-    if value not in LETTERS[:n]:
-        raise BadField(key, f"expected one of {list(LETTERS[:n])}, got {row[key]!r}")
-    return value
-
-
 def converter(settings: tuple[str, ...]):
     """Row -> one :class:`ConflictQA` per setting in ``settings``."""
-    seen: dict[str, int] = {}
+    number = numbered()
 
     def convert(row: Row) -> list[ConflictQA]:
         question = row.text("question")
-        options = row.list("options")
-        if len(options) < 2 or not all(isinstance(o, str) and o.strip() for o in options):
-            raise BadField("options", "expected a list of at least 2 non-empty strings")
-        gold = _letter(row, "correct_option", len(options))
-        replaced = _letter(row, "replace_option", len(options))
-        if replaced == gold:
-            raise BadField("replace_option", f"equals correct_option {gold!r}")
-        uncertain = _letter(row, "uncertain_option", len(options)) if "uncertain_option" in row else None
-        digest = hashlib.sha1("\n".join([question, *options]).encode()).hexdigest()[:10]
-        base = f"conflictbank-{digest}"
-        seen[base] = seen.get(base, 0) + 1
-        if seen[base] > 1:
-            base = f"{base}-{seen[base]}"
+        options = row.options("options")
+        gold = row.letter("correct_option", options)
+        replaced = row.letter("replace_option", options, unlike="correct_option")
+        uncertain = row.letter("uncertain_option", options) if "uncertain_option" in row else None
+        base = number(content_id("conflictbank", question, *options))
         extra = {k: row[k] for k in KEPT_FIELDS if k in row}
         if uncertain is not None:
             extra["uncertain_option"] = uncertain

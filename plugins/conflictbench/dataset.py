@@ -134,9 +134,7 @@ def kre_records(path: str | Path, subset: str = "conflictbench_kre", seed: int =
 
     def reduce(row: Row, index: str) -> _Base:
         choices = row.list("choices")
-        letter = row.text("answer").strip()
-        if letter not in LETTERS[: len(choices)]:
-            raise BadField("answer", f"expected one of {list(LETTERS[:len(choices)])}, got {letter!r}")
+        letter = row.letter("answer", choices)
         answer = choices[LETTERS.index(letter)]
         if not isinstance(answer, str) or not answer.strip():
             raise BadField("choices", f"gold option {letter} is not a non-empty string")

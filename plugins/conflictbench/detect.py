@@ -29,7 +29,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from conflict_eval.scorers.conflictscore.metrics import is_conflicted
-from conflict_eval.scorers.conflictscore.pipeline import Options, conflict_score, resolve_grader
+from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS, Options, conflict_score, resolve_grader
 from conflict_eval.scorers.conflictscore.scorer import documents_of, pooled_coverage
 
 from .dataset import CONFLICT, NO_CONFLICT
@@ -46,9 +46,12 @@ def decide(row: list[str | None]) -> str:
 
 
 @solver
-def detect_conflict(backend: str = "llm", nli_model: str | None = None, labelling: str = "pairwise",
-                    grader_max_tokens: int | None = 512) -> Solver:
-    """Label the claim against every document; answer Conflict / No Conflict."""
+def detect_conflict(backend: str = DEFAULTS.backend, nli_model: str | None = DEFAULTS.nli_model,
+                    labelling: str = DEFAULTS.labelling,
+                    grader_max_tokens: int | None = DEFAULTS.grader_max_tokens) -> Solver:
+    """Label the claim against every document; answer Conflict / No Conflict
+    (the input is the claim: ``claims="whole"``; the other options and their
+    defaults are the ``conflictscore`` metric's)."""
     opts = Options(claims="whole", backend=backend, nli_model=nli_model, labelling=labelling,
                    grader_max_tokens=grader_max_tokens)
 

@@ -34,7 +34,6 @@ eval log). The shared GPT-4 StrategyQA sample has 3 such rows.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from pathlib import Path
 
@@ -48,7 +47,9 @@ from conflict_eval.records import (
     Row,
     build_dataset,
     check_file,
+    content_id,
     convert_rows,
+    numbered,
     read_json_or_jsonl,
 )
 
@@ -86,7 +87,7 @@ def _evidence(setting: str, memory: str, counter: str) -> list[Passage]:
 def converter(settings: tuple[str, ...], option_order: str, skipped: list[str]):
     """A row -> one :class:`ConflictQA` per setting (``skipped`` collects the
     ids of rows whose two answers are the same text)."""
-    seen: dict[str, int] = {}
+    number = numbered()
 
     def convert(row: Row) -> list[ConflictQA] | None:
         question = row.text("question")
@@ -96,10 +97,7 @@ def converter(settings: tuple[str, ...], option_order: str, skipped: list[str]):
         popularity = row["popularity"] if "popularity" in row else None
         if popularity is not None and (isinstance(popularity, bool) or not isinstance(popularity, int | float)):
             raise BadField("popularity", f"expected a number, got {popularity!r:.60}")
-        base = f"{NAME}-{hashlib.sha1(question.encode()).hexdigest()[:10]}"
-        seen[base] = seen.get(base, 0) + 1
-        if seen[base] > 1:
-            base = f"{base}-{seen[base]}"
+        base = number(content_id(NAME, question))
         if memory_answer.strip() == counter_answer.strip():
             skipped.append(base)
             return None

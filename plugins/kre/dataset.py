@@ -28,7 +28,6 @@ records: evaluating an item twice would weigh it double.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from pathlib import Path
 
@@ -41,6 +40,7 @@ from conflict_eval.records import (
     Row,
     build_dataset,
     check_file,
+    content_id,
     convert_rows,
     read_json_or_jsonl,
 )
@@ -59,13 +59,6 @@ GOLDEN_KEYS = (" golden_context", "golden_context")
 logger = logging.getLogger(__name__)
 
 
-def _letter(row: Row, key: str, n_choices: int) -> str:
-    value = row.text(key).strip()
-    if value not in LETTERS[:n_choices]:
-        raise BadField(key, f"expected one of {list(LETTERS[:n_choices])}, got {value!r}")
-    return value
-
-
 def _golden(row: Row) -> str:
     return row.text_any(*GOLDEN_KEYS)
 
@@ -74,13 +67,9 @@ def converter(name: str, setting: str):
     """A row -> :class:`ConflictQA` converter for dataset ``name`` in ``setting``."""
     def convert(row: Row) -> ConflictQA:
         question = row.text("question")
-        choices = row.list("choices")
-        if len(choices) < 2 or not all(isinstance(c, str) and c.strip() for c in choices):
-            raise BadField("choices", "expected a list of at least 2 non-empty strings")
-        gold = _letter(row, "answer", len(choices))
-        candidate = _letter(row, "candidate", len(choices))
-        if candidate == gold:
-            raise BadField("candidate", f"misleading option {candidate!r} equals the gold answer")
+        choices = row.options("choices")
+        gold = row.letter("answer", choices)
+        candidate = row.letter("candidate", choices, unlike="answer")
         negative_answer = row.text("negative_answer")
         if negative_answer.strip() != choices[LETTERS.index(candidate)].strip():
             raise BadField(
@@ -89,8 +78,7 @@ def converter(name: str, setting: str):
                 f"({choices[LETTERS.index(candidate)]!r})",
             )
         golden, negative = _golden(row), row.text("negative_context")
-        digest = hashlib.sha1("\n".join([question, *choices]).encode()).hexdigest()[:10]
-        rid = f"{name}-{digest}"
+        rid = content_id(name, question, *choices)
         conflict = setting == "conflict"
         return ConflictQA(
             id=rid,

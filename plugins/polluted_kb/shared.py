@@ -12,39 +12,25 @@ its sibling awaits and reuses the same output (no second model call, no second
 model event in its transcript; the reuse is counted in the sibling's store and
 noted in its transcript).
 
-Why not Inspect's generate cache: the two samples run at the same time, so
-both would miss it; and a disk cache would also make a re-run of the whole
-eval free, hiding the cost the benchmarks measure. The memo here lives in
-memory, per model object, and an entry is dropped once every sample of its
-group has used it. If the call of the sample that made it fails, the sibling
-makes its own call.
+The memo is :mod:`conflict_eval.answers.reuse` (the one the ConflictScore
+grader uses; why not Inspect's generate cache is said there): in memory, per
+model object and run, keyed by share group, epoch and prompt; an entry is
+dropped once every sample of its group has asked for it. If the call of the
+sample that made it fails, the sibling makes its own call.
 """
 
 from __future__ import annotations
 
 import json
-import weakref
-from dataclasses import dataclass, field
-from typing import Any
 
-import anyio
 from inspect_ai.log import transcript
 from inspect_ai.model import GenerateConfig, ModelOutput
 from inspect_ai.solver import TaskState
 
+from conflict_eval.answers.reuse import reuse_for
+
 SHARE_GROUP = "share_group"
 SHARE_GROUP_SIZE = "share_group_size"
-
-
-@dataclass
-class _Entry:
-    waiting: int
-    """Samples of the group that have not yet used this call."""
-    done: anyio.Event = field(default_factory=anyio.Event)
-    output: ModelOutput | None = None
-
-
-_MEMO: weakref.WeakKeyDictionary[Any, dict[tuple, _Entry]] = weakref.WeakKeyDictionary()
 
 
 def _fingerprint(input: str | list, config: GenerateConfig | None) -> str:
@@ -71,34 +57,16 @@ async def shared_generate(state: TaskState, model, input: str | list, config: Ge
     """
     kwargs = {"config": config} if config is not None else {}
     group = share_group(state)
-    if group is None:
-        out = await model.generate(input, **kwargs)
-        _count(counter, "made")
-        return out
-    key = (group[0], state.epoch, _fingerprint(input, config))
-    table = _MEMO.setdefault(model, {})
-    entry = table.get(key)
-    if entry is None:
-        entry = table[key] = _Entry(waiting=group[1] - 1)
-        try:
-            entry.output = await model.generate(input, **kwargs)
-        finally:
-            entry.done.set()
-            if entry.output is None:  # failed or cancelled: the siblings ask for themselves
-                table.pop(key, None)
-        _count(counter, "made")
-        return entry.output
-    entry.waiting -= 1
-    if entry.waiting <= 0:
-        table.pop(key, None)
-    await entry.done.wait()
-    if entry.output is None:
-        out = await model.generate(input, **kwargs)
-        _count(counter, "made")
-        return out
-    _count(counter, "reused")
-    transcript().info({"reused_call_of_share_group": group[0]}, source="shared call")
-    return entry.output
+    reuse = reuse_for(model) if group is not None else None
+    if reuse is None:
+        out, reused = await model.generate(input, **kwargs), False
+    else:
+        key = (group[0], state.epoch, _fingerprint(input, config))
+        out, reused = await reuse.call(key, lambda: model.generate(input, **kwargs), uses=group[1])
+    _count(counter, "reused" if reused else "made")
+    if reused:
+        transcript().info({"reused_call_of_share_group": group[0]}, source="shared call")
+    return out
 
 
 def _count(counter: dict[str, int] | None, key: str) -> None:

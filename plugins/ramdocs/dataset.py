@@ -24,7 +24,6 @@ present, else ``none``; ``setting`` is ``ambiguous`` or ``single_answer``.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from conflict_eval.components.compose import declares_metric
@@ -37,7 +36,9 @@ from conflict_eval.records import (
     as_strings,
     build_dataset,
     check_file,
+    content_id,
     convert_rows,
+    numbered,
     read_json_or_jsonl,
 )
 
@@ -73,7 +74,7 @@ def _documents(row: Row) -> list[dict]:
 
 def converter():
     """A row -> :class:`ConflictQA` converter (ids stable across subsets of the file)."""
-    seen: dict[str, int] = {}
+    number = numbered()
 
     def convert(row: Row) -> ConflictQA:
         question = row.text("question")
@@ -83,10 +84,7 @@ def converter():
             raise BadField("gold_answers", "expected at least one gold answer")
         wrong = row.strings("wrong_answers")
         entities = as_strings(row["disambig_entity"], "disambig_entity") if "disambig_entity" in row else []
-        rid = f"{NAME}-{hashlib.sha1(question.encode()).hexdigest()[:10]}"
-        seen[rid] = seen.get(rid, 0) + 1
-        if seen[rid] > 1:
-            rid = f"{rid}-{seen[rid]}"
+        rid = number(content_id(NAME, question))
         types = [d["type"] for d in docs]
         counts = {t: types.count(t) for t in DOC_TYPES}
         return ConflictQA(

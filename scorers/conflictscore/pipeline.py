@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import hashlib
-import weakref
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
@@ -40,15 +39,20 @@ Backend = Literal["llm", "nli"]
 
 @dataclass(frozen=True)
 class Options:
+    """The options of the ``conflictscore`` metric, defined here once: the
+    metric, :func:`~.regenerate.conflict_regenerate` and the tasks that pass
+    them on take their parameters' defaults from :data:`DEFAULTS` (or a
+    :func:`dataclasses.replace` of it) and pass ``asdict(options)`` on."""
+
     claims: ClaimMode = "atomic"
     k: int = 3
     labelling: Labelling = "pairwise"
     backend: Backend = "llm"
     nli_model: str | None = None
     grader_max_tokens: int | None = 512
-    dedupe: bool = True
+    grader_dedupe: bool = True
     """Send a byte-identical grader prompt (same grader, same budget) once per
-    process and reuse its reply (see :func:`_generate_output`)."""
+    run and reuse its reply (see :func:`_generate_output`)."""
 
     def __post_init__(self):
         if self.claims not in ("atomic", "whole", "salient", "sentences"):
@@ -67,6 +71,10 @@ class Options:
     @property
     def needs_llm(self) -> bool:
         return self.backend == "llm" or self.claims in ("atomic", "salient")
+
+
+DEFAULTS = Options()
+"""The metric's defaults (``registry.yaml`` lists them; a test checks that they agree)."""
 
 
 @dataclass
@@ -185,30 +193,6 @@ DECOMPOSE_RETRY_FACTOR = 4
 _TRUNCATED = ("max_tokens", "model_length")
 
 
-class _Replies:
-    """Replies of one grader model, by prompt digest; in-flight calls are shared."""
-
-    def __init__(self):
-        self.done: dict[str, object] = {}
-        self.pending: dict[str, object] = {}  # digest -> anyio.Event
-
-
-_REPLIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _memo(model) -> _Replies | None:
-    """The replies of ``model`` in the running event loop -- one ``eval()``
-    call runs in its own loop, so replies are never reused across runs;
-    ``None`` (no reuse) off asyncio or for an object without weak references."""
-    import asyncio
-
-    try:
-        loop = asyncio.get_running_loop()
-        return _REPLIES.setdefault(model, weakref.WeakKeyDictionary()).setdefault(loop, _Replies())
-    except (RuntimeError, TypeError):
-        return None
-
-
 async def _generate_output(model, prompt: str, max_tokens: int | None, dedupe: bool = True):
     """``(ModelOutput, reused)``: one grader call at temperature 0.
 
@@ -218,37 +202,21 @@ async def _generate_output(model, prompt: str, max_tokens: int | None, dedupe: b
     Balanced samples label the same claims against the same documents. A
     concurrent identical call waits for the first one instead of racing it.
     The memory is per model object and event loop (one ``eval()`` run); a
-    failed call is not remembered."""
+    failed call is not remembered (:mod:`conflict_eval.answers.reuse`)."""
     from inspect_ai.model import GenerateConfig
 
-    config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
-    if not dedupe:
-        return await model.generate(prompt, config=config), False
-    import anyio
+    from conflict_eval.answers.reuse import reuse_for
 
-    memo = _memo(model)
-    if memo is None:
+    config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
+    reuse = reuse_for(model) if dedupe else None
+    if reuse is None:
         return await model.generate(prompt, config=config), False
     key = hashlib.sha256(f"{max_tokens}\0{prompt}".encode("utf-8", "surrogatepass")).hexdigest()
-    while True:
-        if key in memo.done:
-            return memo.done[key], True
-        event = memo.pending.get(key)
-        if event is None:
-            break
-        await event.wait()
-    event = memo.pending[key] = anyio.Event()
-    try:
-        out = await model.generate(prompt, config=config)
-        memo.done[key] = out
-        return out, False
-    finally:
-        del memo.pending[key]
-        event.set()
+    return await reuse.call(key, lambda: model.generate(prompt, config=config))
 
 
 async def _generate(model, prompt: str, opts: Options) -> tuple[str, bool]:
-    out, reused = await _generate_output(model, prompt, opts.grader_max_tokens, opts.dedupe)
+    out, reused = await _generate_output(model, prompt, opts.grader_max_tokens, opts.grader_dedupe)
     return out.completion, reused
 
 
@@ -283,11 +251,11 @@ async def decompose(response: str, model, opts: Options) -> Decomposition:
         prompt = fill(SALIENT_TEMPLATE, report=response, k=str(opts.k))
     else:
         prompt = fill(DECOMPOSE_TEMPLATE, report=response)
-    out, reused = await _generate_output(model, prompt, opts.grader_max_tokens, opts.dedupe)
+    out, reused = await _generate_output(model, prompt, opts.grader_max_tokens, opts.grader_dedupe)
     calls = int(not reused)
     if out.stop_reason in _TRUNCATED and opts.grader_max_tokens:
         out, reused = await _generate_output(model, prompt, opts.grader_max_tokens * DECOMPOSE_RETRY_FACTOR,
-                                             opts.dedupe)
+                                             opts.grader_dedupe)
         calls += int(not reused)
     truncated = out.stop_reason in _TRUNCATED
     claims, error, dropped, lost = _parse_claims(out.completion, truncated=truncated)
@@ -346,7 +314,7 @@ async def label(claims: list[str], documents: list[str], model, opts: Options) -
         budget = all_docs_max_tokens(opts.grader_max_tokens, len(documents))
 
         async def one_claim(i: int) -> list[Cell]:
-            out, reused = await _generate_output(model, all_docs_prompt(claims[i], documents), budget, opts.dedupe)
+            out, reused = await _generate_output(model, all_docs_prompt(claims[i], documents), budget, opts.grader_dedupe)
             reply = out.completion
             return [_cell(i, j, p, reply, reused) for j, p in enumerate(parse_label_list(reply, len(documents)))]
 

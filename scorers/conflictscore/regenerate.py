@@ -42,7 +42,7 @@ from conflict_eval.records import LETTERS
 
 from . import metrics
 from .parse import parse_rag_choice, parse_table14_choice
-from .pipeline import ConflictResult, Options, conflict_score, resolve_grader
+from .pipeline import DEFAULTS, ConflictResult, Options, conflict_score, resolve_grader
 from .scorer import documents_of
 
 # ConflictScore, Table 14 (verbatim; the option lines "- A – {option_a}" /
@@ -141,17 +141,22 @@ def regeneration_prompt(question: str, documents: list[str], original: str, resu
 def conflict_regenerate(
     inner: Solver,
     claims: str = "whole",
-    k: int = 3,
-    labelling: str = "pairwise",
-    backend: str = "llm",
-    nli_model: str | None = None,
-    grader_max_tokens: int | None = 512,
+    k: int = DEFAULTS.k,
+    labelling: str = DEFAULTS.labelling,
+    backend: str = DEFAULTS.backend,
+    nli_model: str | None = DEFAULTS.nli_model,
+    grader_max_tokens: int | None = DEFAULTS.grader_max_tokens,
+    grader_dedupe: bool = DEFAULTS.grader_dedupe,
     max_tokens: int | None = None,
 ) -> Solver:
     """Run ``inner``; if ConflictScore flags its answer, regenerate once with
     the Table 14 feedback prompt (the evaluated model answers; the
-    ``grader`` role, if given, scores)."""
-    opts = Options(claims, k, labelling, backend, nli_model, grader_max_tokens)
+    ``grader`` role, if given, scores).
+
+    ``claims`` to ``grader_dedupe`` are the ``conflictscore`` metric's options
+    with its defaults, except ``claims="whole"``: a multiple-choice answer is
+    scored as the text of the chosen option, a single claim."""
+    opts = Options(claims, k, labelling, backend, nli_model, grader_max_tokens, grader_dedupe)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         state = await inner(state, generate)

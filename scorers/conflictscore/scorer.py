@@ -42,7 +42,7 @@ import math
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, metric, scorer
 from inspect_ai.solver import TaskState
 
-from .pipeline import Options, conflict_score, resolve_grader
+from .pipeline import DEFAULTS, Options, conflict_score, resolve_grader
 
 
 def _defined(value) -> bool:
@@ -135,15 +135,15 @@ def documents_of(state: TaskState) -> list[str]:
 
 @scorer(name="conflictscore", metrics=SCORE_METRICS)
 def conflictscore(
-    claims: str = "atomic",
-    k: int = 3,
-    labelling: str = "pairwise",
-    backend: str = "llm",
-    nli_model: str | None = None,
-    grader_max_tokens: int | None = 512,
-    grader_dedupe: bool = True,
+    claims: str = DEFAULTS.claims,
+    k: int = DEFAULTS.k,
+    labelling: str = DEFAULTS.labelling,
+    backend: str = DEFAULTS.backend,
+    nli_model: str | None = DEFAULTS.nli_model,
+    grader_max_tokens: int | None = DEFAULTS.grader_max_tokens,
+    grader_dedupe: bool = DEFAULTS.grader_dedupe,
 ) -> Scorer:
-    """ConflictScore of the final response.
+    """ConflictScore of the final response (defaults: ``pipeline.DEFAULTS``).
 
     Args:
         claims: ``atomic`` (Table 7 decomposition), ``whole`` (response as one

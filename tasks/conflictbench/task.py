@@ -18,6 +18,8 @@ from pathlib import Path
 
 from inspect_ai import Task, task
 
+from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS
+
 SUBSETS = ("kre_ecqa", "kre_ecare", "macnoise_nq", "macnoise_tqa", "ambigdocs", "conflictingqa")
 
 
@@ -43,10 +45,10 @@ def conflictbench(
     subsets: str | list[str] = "kre_ecqa",
     path: str | None = None,
     paths: dict[str, str] | None = None,
-    backend: str = "llm",
-    nli_model: str | None = None,
-    labelling: str = "pairwise",
-    grader_max_tokens: int | None = 512,
+    backend: str = DEFAULTS.backend,
+    nli_model: str | None = DEFAULTS.nli_model,
+    labelling: str = DEFAULTS.labelling,
+    grader_max_tokens: int | None = DEFAULTS.grader_max_tokens,
     shuffle: bool = True,
     seed: int = 0,
 ) -> Task:
@@ -58,7 +60,7 @@ def conflictbench(
         path: file for a single subset.
         paths: ``{subset: file}`` for several.
         backend, nli_model, labelling, grader_max_tokens: labelling options
-            (see the ``conflictscore`` metric).
+            (see the ``conflictscore`` metric; its defaults).
         shuffle: shuffle items (seeded) with Conflict and No Conflict items
             alternating, so ``--limit n`` (n >= 2) sees both labels.
         seed: seed for the Appendix A recipe and the shuffle.

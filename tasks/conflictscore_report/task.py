@@ -26,6 +26,8 @@ import logging
 from collections import Counter
 from pathlib import Path
 
+from dataclasses import asdict
+
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageUser
@@ -33,6 +35,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from conflict_eval.components.catalog import dataset_record
 from conflict_eval.records import BadField, Row, convert_rows, read_json_or_jsonl
+from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS, Options
 
 from .prompts import STRATEGIES, report_prompt
 
@@ -119,13 +122,13 @@ def write_report(strategy: str | None = None) -> Solver:
 def conflictscore_report(
     path: str | None = None,
     strategies: str | list[str] = "rag,balanced,super_balanced",
-    claims: str = "atomic",
-    k: int = 3,
-    labelling: str = "pairwise",
-    backend: str = "llm",
-    nli_model: str | None = None,
-    grader_max_tokens: int | None = 512,
-    grader_dedupe: bool = True,
+    claims: str = DEFAULTS.claims,
+    k: int = DEFAULTS.k,
+    labelling: str = DEFAULTS.labelling,
+    backend: str = DEFAULTS.backend,
+    nli_model: str | None = DEFAULTS.nli_model,
+    grader_max_tokens: int | None = DEFAULTS.grader_max_tokens,
+    grader_dedupe: bool = DEFAULTS.grader_dedupe,
 ) -> Task:
     """Report writing over conflicting documents, scored by ConflictScore.
 
@@ -133,13 +136,15 @@ def conflictscore_report(
         path: MacNoise file (JSON array or JSONL); required, see README.
         strategies: any of ``rag``, ``balanced``, ``super_balanced``.
         claims, k, labelling, backend, nli_model, grader_max_tokens,
-            grader_dedupe: options of the ``conflictscore`` metric.
+            grader_dedupe: options of the ``conflictscore`` metric, with
+            its defaults.
     """
     from conflict_eval.scorers.conflictscore.scorer import SCORE_METRICS, by_group, conflictscore, defined_mean
 
     if not path:
         raise ValueError("conflictscore_report needs -T path=FILE (a MacNoise file; e.g. "
                          "../shared/data/macnoise_fewshot/sample.jsonl)")
+    options = Options(claims, k, labelling, backend, nli_model, grader_max_tokens, grader_dedupe)
     names = [s.strip() for s in strategies.split(",")] if isinstance(strategies, str) else list(strategies)
     bad = [s for s in names if s not in STRATEGIES]
     if bad or not names:
@@ -158,9 +163,7 @@ def conflictscore_report(
     return Task(
         dataset=dataset,
         solver=write_report(),
-        scorer=conflictscore(claims=claims, k=k, labelling=labelling, backend=backend,
-                             nli_model=nli_model, grader_max_tokens=grader_max_tokens,
-                             grader_dedupe=grader_dedupe),
+        scorer=conflictscore(**asdict(options)),
         metrics={**SCORE_METRICS, "cs_c": groups, "cs_r": groups},
         name="conflictscore_report",
         metadata={"records_used": len(items), "dropped_records": dropped, "dropped_total": sum(dropped.values()),

@@ -27,6 +27,7 @@ labelled / all (claim, document) pairs.
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict, replace
 
 from inspect_ai import Task, task
 from inspect_ai.model import ChatMessageUser, get_model
@@ -37,11 +38,20 @@ from inspect_ai.util import StoreModel
 from conflict_eval.components.catalog import dataset_record
 from conflict_eval.records import LETTERS, ConflictQA
 from conflict_eval.scorers.conflictscore.parse import parse_rag_choice
+from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS
 from conflict_eval.scorers.conflictscore.scorer import pooled_coverage, total
 
 from .prompts import CONTROL_RAG_TEMPLATE, RAG_TEMPLATE, fill
 
 logger = logging.getLogger(__name__)
+
+#: This task's ConflictScore options: the metric's defaults, except
+#: ``claims="whole"``. What is scored is the text of the chosen option (a
+#: bare letter has no claims), a short phrase that is one claim: splitting it
+#: into atomic claims would cost a grader call to get the same claim back
+#: (see README). ``k`` (salient claims) is not a task option here: this
+#: task's ``-T k`` is the number of retrieved documents.
+CONFLICTSCORE = replace(DEFAULTS, claims="whole")
 
 
 class ControlStore(StoreModel):
@@ -188,11 +198,11 @@ def truthfulqa_conflict(
     retriever: str = "bm25",
     k: int = 10,
     seed: int = 0,
-    claims: str = "whole",
-    labelling: str = "pairwise",
-    backend: str = "llm",
-    nli_model: str | None = None,
-    grader_max_tokens: int | None = 512,
+    claims: str = CONFLICTSCORE.claims,
+    labelling: str = CONFLICTSCORE.labelling,
+    backend: str = CONFLICTSCORE.backend,
+    nli_model: str | None = CONFLICTSCORE.nli_model,
+    grader_max_tokens: int | None = CONFLICTSCORE.grader_max_tokens,
 ) -> Task:
     """TruthfulQA RAG / Control-RAG / Regenerated-RAG.
 
@@ -215,7 +225,8 @@ def truthfulqa_conflict(
         k: documents per question (the paper: top 10).
         seed: A/B order seed.
         claims, labelling, backend, nli_model, grader_max_tokens: ConflictScore
-            options (default ``claims=whole``: the chosen option is one claim).
+            options, defaults :data:`CONFLICTSCORE` (the metric's, but
+            ``claims=whole``: the chosen option is one claim).
     """
     from conflict_eval.records import build_dataset
     from conflict_eval.scorers.conflictscore.regenerate import conflict_regenerate
@@ -233,6 +244,8 @@ def truthfulqa_conflict(
 
     if not path:
         raise ValueError("truthfulqa_conflict needs -T path=FILE (TruthfulQA binary-choice JSONL)")
+    options = replace(CONFLICTSCORE, claims=claims, labelling=labelling, backend=backend, nli_model=nli_model,
+                      grader_max_tokens=grader_max_tokens)
     if isinstance(background, str):
         background = [background]
     if documents and (corpus or background or statements):
@@ -275,9 +288,7 @@ def truthfulqa_conflict(
     samples = build_dataset("truthfulqa_conflict", records, location=str(path))
     return Task(
         dataset=samples,
-        solver=[conflict_regenerate(rag_answer(), claims=claims, labelling=labelling, backend=backend,
-                                    nli_model=nli_model, grader_max_tokens=grader_max_tokens),
-                control_rag_answer()],
+        solver=[conflict_regenerate(rag_answer(), **asdict(options)), control_rag_answer()],
         scorer=truthfulqa_settings(),
         name="truthfulqa_conflict",
         metadata={"retrieval": retrieval, "dropped_records": dropped, "dropped_total": sum(dropped.values()),
