@@ -119,6 +119,28 @@ def test_the_filter_drops_only_inspects_success_line():
     assert not _is_inspect_verdict("Completed all tasks in 'logs/x' successfully\nsomething else\n")
 
 
+def test_samples_cancelled_in_flight_are_not_errors_on_the_leaderboard(tmp_path):
+    """A sample cut off by Ctrl-C (Inspect records ``CancelledError`` in the
+    cancelled log) is counted as cancelled, not as an error of the model."""
+    from conflict_eval.report import build_leaderboard
+
+    suite, log_dir = _suite(tmp_path), tmp_path / "logs"
+    res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGINT)
+    assert res.returncode == 130, res.stdout + res.stderr
+    [log] = [read_eval_log(i) for i in list_eval_logs(str(log_dir))]
+    assert log.status == "cancelled"
+    cut = [s.id for s in log.samples if s.error is not None and s.error.message.startswith("CancelledError")]
+    assert len(cut) >= 1  # one sample runs at a time, 0.25 s each: one was in flight
+    [row] = build_leaderboard([log_dir], None, allow_incomplete=True, bootstrap=0)["rows"]
+    assert row.cancelled == len(cut) and row.errors == 0
+    out = tmp_path / "board"
+    main(["leaderboard", str(log_dir), "--out", str(out), "--allow-incomplete", "--bootstrap", "0"])
+    md = (out / "leaderboard.md").read_text()
+    assert "| errors | cancelled |" in md and f"| 0 | {len(cut)} |" in md
+    assert "<th>errors</th><th>cancelled</th>" in (out / "leaderboard.html").read_text()
+    assert json.loads((out / "leaderboard.json").read_text())["rows"][0]["cancelled"] == len(cut)
+
+
 def test_sigterm_closes_logs_as_cancelled(tmp_path):
     suite, log_dir = _suite(tmp_path), tmp_path / "logs"
     res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGTERM)
