@@ -48,7 +48,7 @@ class SigtermAsSigint:
 # returned, and after Ctrl-C that is none at all, so an interrupted suite
 # "Completed all tasks ... successfully". The suite's verdict comes from the logs
 # on disk (conflict_eval.runs.status), so this line is dropped while a suite runs.
-_INSPECT_VERDICT = re.compile(r"Completed all tasks in '.*' successfully", re.S)
+_INSPECT_VERDICT = re.compile(r"Completed all tasks in '.*' successfully")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _armed = 0
 
