@@ -205,6 +205,11 @@ def main() -> int:
               "* Micro-Act's 9 calls per sample are its turn budget: the scripted reply is not one of its "
               "actions, so every turn runs. A model that follows the action format stops earlier "
               "(the paper's Table 4: 3.4-3.6 turns), so this is an upper bound.",
+              "* MADAM-RAG's calls follow the record's documents: with the scripted model (the agents never "
+              "change their answer) 2 x documents + 1 (one round of agents and the aggregator, a second round "
+              "of agents, then the early stop), 5 to 15 calls on these RAMDocs records; the profile is their "
+              "mean, so it predicts a set of records, not each record. A model whose agents keep disagreeing "
+              "runs all 3 rounds: up to 3 x (documents + 1) calls.",
               "* For API models token counts are words x `tokens_per_word` (1.3), an English average for BPE "
               "tokenizers, not a measurement per tokenizer.",
               "* Methods not measured use the `default` profile, and `suite estimate` names the profile it used."]
