@@ -1,5 +1,11 @@
 """Prices: Inspect's recorded cost, ``--model-cost-config`` (Inspect's format),
-then the fallback price file (packaged ``prices.yaml`` or ``--prices``)."""
+then the fallback price file (packaged ``prices.yaml`` or ``--prices``).
+
+A zero entry of the fallback price file (local and test models: ``scripted/*``,
+``hf/*``, ...) says there is no per-token bill, not what a run cost: the
+leaderboard shows such a model's cost as unknown (``n/a``, JSON ``null``),
+never ``$0.0000``. A price of 0 given in ``--model-cost-config`` is the
+caller's statement and is shown as $0."""
 
 from __future__ import annotations
 
@@ -67,8 +73,14 @@ def price_for(model: str, prices: dict[str, Any]):
     return None
 
 
+def is_zero_price(cost) -> bool:
+    """Every field of a ``ModelCost`` is 0 (the fallback file's local and test models)."""
+    return all(not getattr(cost, f, 0) for f in COST_FIELDS)
+
+
 def sample_cost_usd(usage: dict, cost_config: dict, prices: dict) -> tuple[float | None, str | None]:
-    """Cost of one sample's ``model_usage`` and where the prices came from."""
+    """Cost of one sample's ``model_usage`` and where the prices came from;
+    ``(None, None)`` when a model has no price (a zero fallback entry included)."""
     from inspect_ai.model import compute_model_cost
 
     if not usage:
@@ -81,6 +93,8 @@ def sample_cost_usd(usage: dict, cost_config: dict, prices: dict) -> tuple[float
             cost, src = cost_config[model], "model-cost-config"
         else:
             cost, src = price_for(model, prices), "price file"
+            if cost is not None and is_zero_price(cost):  # no per-token bill is not a known cost
+                cost = None
         if cost is None:
             return None, None
         total += compute_model_cost(cost, u)

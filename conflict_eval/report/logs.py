@@ -17,6 +17,9 @@ How samples are counted:
   ``value_to_float``; other strings are not metrics. Dict-valued scores give
   one metric per key. ``parse_failure`` (a score key, or
   ``parse_failure_reason`` in the score's metadata) is the parse-failure rate.
+* A sample without a score in a ``cancelled`` log, its error (if any) Inspect's
+  ``CancelledError``, was cut off in flight by Ctrl-C, SIGTERM or a budget stop:
+  it counts as *cancelled*, not as an error of the model (:func:`was_cut_off`).
 * A cell (model x task) is **complete** when every (seed, sample id, epoch)
   its logs set out to run has a copy without error (:func:`completeness`).
 """
@@ -57,6 +60,7 @@ class SampleRecord:
     source: str = ""
     uuid: str | None = None
     retry_cost: float | None = 0.0  # $ of the sample's failed attempts (retry_on_error), None when unpriced
+    cancelled: bool = False  # cut off in flight when its log was cancelled (Ctrl-C, SIGTERM, a budget stop)
 
     @property
     def key(self) -> tuple:
@@ -204,7 +208,7 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
             "id": str(sample.id), "epoch": sample.epoch, "values": values, "parse": parse,
             "ok": sample.error is None and bool(sample.scores), "group": sample_group(sample.metadata),
             "calls": c.calls, "in": c.input_tokens, "out": c.output_tokens, "cost": usd, "cost_source": src,
-            "uuid": sample.uuid, "retry_cost": retry_usd})
+            "uuid": sample.uuid, "retry_cost": retry_usd, "cut_off": was_cut_off(sample)})
 
     cols = [SampleColumn("ce_facts", path=facts, full=True)]
     # one log at a time: samples_df drops copies of a sample (same uuid) across
@@ -217,10 +221,23 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
             model=ev.model, task=ev.task, seed=ev.seed, sample_id=f["id"], epoch=int(f["epoch"]), ok=f["ok"],
             completed=ev.completed, values=f["values"], parse_failure=f["parse"], group=f["group"],
             calls=f["calls"], input_tokens=f["in"], output_tokens=f["out"], cost=f["cost"],
-            cost_source=f["cost_source"], source=ev.log, uuid=f["uuid"], retry_cost=f["retry_cost"]))
+            cost_source=f["cost_source"], source=ev.log, uuid=f["uuid"], retry_cost=f["retry_cost"],
+            cancelled=not f["ok"] and f["cut_off"] and ev.status == "cancelled"))
     stats["samples_read"] = len(records)
     stats["evals"] = evals
     return records, stats
+
+
+_CANCEL_ERRORS = ("CancelledError", "KeyboardInterrupt")
+
+
+def was_cut_off(sample) -> bool:
+    """Whether a sample stopped by a cancellation, not by an error of its own: no
+    error but no score, or the error Inspect records for a sample cancelled in
+    flight (``CancelledError(...)``). Counted as cancelled only in a cancelled log."""
+    if sample.error is None:
+        return not sample.scores
+    return sample.error.message.lstrip().startswith(_CANCEL_ERRORS)
 
 
 def retry_usage(sample) -> dict:

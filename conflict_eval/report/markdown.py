@@ -26,11 +26,13 @@ def task_detail(board: dict[str, Any], task: str) -> list[str]:
     prov = board.get("provenance") or {}
     lines = [f"## {md_escape(task)}", ""]
     body = [[r.model, r.n, "complete" if r.complete else f"INCOMPLETE ({r.status.describe()})", r.errors,
-             fmt(r.parse_failure_rate), fmt(r.calls, 2), fmt(r.input_tokens, 1), fmt(r.output_tokens, 1),
+             r.cancelled, fmt(r.parse_failure_rate), fmt(r.calls, 2), fmt(r.input_tokens, 1),
+             fmt(r.output_tokens, 1),
              money(r.cost_per_sample), money(r.cost_total), r.cost_source or "no price",
              estimate_text(cell(prov, r.model, r.task).get("estimate"), r)] for r in rows]
-    lines += _table(["model", "n", "status", "errors", "parse fail ↓", "calls/sample", "tokens in", "tokens out",
-                     "$/sample", "$ total (incl. retries)", "cost from", "estimate vs actual"], body) + [""]
+    lines += _table(["model", "n", "status", "errors", "cancelled", "parse fail ↓", "calls/sample", "tokens in",
+                     "tokens out", "$/sample", "$ total (incl. retries)", "cost from", "estimate vs actual"],
+                    body) + [""]
     names = metric_names(rows)
     if names:
         lines += ["Metrics (mean [95% interval]; ↑ higher is better, ↓ lower is better):", ""]

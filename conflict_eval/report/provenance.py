@@ -165,7 +165,10 @@ def _estimate(evs: list[EvalFacts]) -> dict[str, Any] | None:
     for e in ests:
         for k, v in (e.get("total") or {}).items():
             total[k] = None if v is None or total.get(k, 0) is None else total.get(k, 0) + v
-    return {"per_sample": ests[0].get("per_sample") or {}, "total": total}
+    per_sample = dict(ests[0].get("per_sample") or {})
+    if any(e.get("price_source") == "price file" and (e.get("total") or {}).get("cost_usd") == 0 for e in ests):
+        per_sample["cost_usd"] = total["cost_usd"] = None  # a zero fallback price: unknown, as in report.costs
+    return {"per_sample": per_sample, "total": total}
 
 
 def provenance(rows: list[Row], evals: dict[str, EvalFacts]) -> dict[str, Any]:

@@ -136,6 +136,7 @@ class Row:
     headline: str | None
     per_id_headline: dict[str, float] = field(default_factory=dict, repr=False)
     status: CellStatus | None = None
+    cancelled: int = 0  # samples cut off in flight by a cancelled run (not in errors; see report.logs)
 
     @property
     def by_conflict_type(self) -> dict[str, MetricSummary]:  # the name before groups were generic
@@ -190,7 +191,10 @@ def aggregate(records: list[SampleRecord], bootstrap: int = 1000, seed: int = 0,
     rows = []
     for (model, task), recs in sorted(cells.items()):
         ok = [r for r in recs if r.ok]
-        errors = len({r.sample_id for r in recs if not r.ok} - {r.sample_id for r in ok})
+        ok_ids = {r.sample_id for r in ok}
+        errors_ids = {r.sample_id for r in recs if not r.ok and not r.cancelled} - ok_ids
+        errors = len(errors_ids)
+        cancelled = len({r.sample_id for r in recs if r.cancelled} - ok_ids - errors_ids)
         names: list[str] = []
         for r in ok:
             names += [k for k in r.values if k not in names]
@@ -216,7 +220,7 @@ def aggregate(records: list[SampleRecord], bootstrap: int = 1000, seed: int = 0,
             cost_per_sample=mean(costs) if have_cost else None, cost_total=total,
             cost_source=(" + ".join(sorted(sources)) if have_cost else None),
             groups=groups, headline=head, per_id_headline=_per_id(ok, head) if head else {},
-            status=(status or {}).get((model, task)),
+            status=(status or {}).get((model, task)), cancelled=cancelled,
         ))
     return rows
 

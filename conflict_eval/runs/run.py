@@ -6,6 +6,8 @@ logs behind it. :func:`run_suite` therefore judges the run by the logs
 (:mod:`conflict_eval.runs.status`), handles SIGTERM like SIGINT (so a
 ``kill`` closes the logs as ``cancelled`` instead of leaving them
 ``started``), and stops at a suite-wide budget (:mod:`conflict_eval.runs.budget`).
+Inspect's own closing line, "Completed all tasks in 'LOG_DIR' successfully"
+even after Ctrl-C, is kept off the console (:class:`~conflict_eval.runs.signals.inspect_verdict_muted`).
 Re-running the same command resumes ``started``, ``cancelled`` and ``error``
 logs alike: Inspect reuses the samples they finished.
 """
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conflict_eval.runs.signals import SigtermAsSigint
+from conflict_eval.runs.signals import SigtermAsSigint, inspect_verdict_muted
 from conflict_eval.runs.spec import ModelSpec, Suite, SuiteError
 
 # suite `eval:` keys and `suite run` flags that are Inspect per-sample limits
@@ -175,7 +177,7 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
                              "(give --model-cost-config FILE in Inspect's format)")
     interrupted = None
     logs: list = []
-    with SigtermAsSigint() as term, budget_guard(budget, out_dir, prices) as guard:
+    with SigtermAsSigint() as term, budget_guard(budget, out_dir, prices) as guard, inspect_verdict_muted():
         try:
             _, logs = eval_set([c.task for c in cells], log_dir=out_dir, model=None,
                                metadata={"suite": suite.name, "shard": list(shard) if shard else None}, **options)

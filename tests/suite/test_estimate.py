@@ -131,3 +131,35 @@ def test_estimate_within_25_percent_of_a_scripted_suite(tmp_path):
             totals["act"][i] += actual[i]
     for e, a in zip(totals["est"], totals["act"]):
         assert e == pytest.approx(a, rel=0.25)
+
+
+@pytest.mark.parametrize("method, dataset, folder, n", [
+    ("conflictqa_mc", "conflictqa", "conflictqa_strategyqa", 10),
+    ("madam_rag", "ramdocs", "ramdocs", 6),
+])
+def test_measured_profile_predicts_held_out_records(tmp_path, shared_data, method, dataset, folder, n):
+    """madam_rag and conflictqa_mc have measured profiles (benchmarks/estimate_profiles.py,
+    fitted on the even-numbered of the first 40 records of their data): on odd-numbered
+    records, never fitted on, the estimate matches the calls the scripted run makes
+    (ConflictQA's prompt is one call: exactly) and its tokens within 25%."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai import task_with
+
+    from conflict_eval.components.compose import compose_task
+    from conflict_eval.runs.estimate import estimate_samples
+
+    assert method in load_profiles()["methods"]  # not the default guess
+    task = compose_task(method, dataset, None, path=str(shared_data / folder / "sample.jsonl"))
+    held_out = list(task.dataset)[1:2 * n:2]
+    est = estimate_samples(held_out, method, "scripted/bench")
+    assert est.profile == method and est.samples == n
+    [log] = inspect_eval(task_with(task, dataset=held_out), model="scripted/bench", model_args={"reply": REPLY},
+                         log_dir=str(tmp_path), display="none", max_tokens=512)
+    assert log.status == "success"
+    costs = log_costs(read_eval_log(log.location))
+    calls = sum(c.calls for c in costs)
+    if method == "conflictqa_mc":
+        assert est.calls == calls == n
+    assert est.calls == pytest.approx(calls, rel=0.25)
+    assert est.input_tokens == pytest.approx(sum(c.input_tokens for c in costs), rel=0.25)
+    assert est.output_tokens == pytest.approx(sum(c.output_tokens for c in costs), rel=0.25)

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conflict_eval.cli import main
@@ -92,6 +93,52 @@ def test_sigint_lists_unfinished_tasks_then_resumes(tmp_path):
     assert data["stop"]["conflict_eval_stop_reason"] == "SIGINT"
     _assert_resumes(tmp_path, suite, log_dir)
     assert main(["suite", "status", str(log_dir)]) == 0
+
+
+@pytest.mark.parametrize("display", ["plain", "rich"])
+def test_interrupted_suite_on_a_display_has_no_inspect_success_line(tmp_path, display):
+    """Inspect's eval_set ends an interrupted run with "Completed all tasks in
+    '...' successfully"; with a display on, that line must not reach the
+    terminal above the INCOMPLETE verdict."""
+    suite, log_dir = _suite(tmp_path), tmp_path / "logs"
+    res = _interrupt(_cmd(suite, log_dir, "--display", display), log_dir, signal.SIGINT)
+    out = res.stdout + res.stderr
+    assert res.returncode == 130, out
+    assert "INCOMPLETE, interrupted (SIGINT)" in res.stdout
+    assert "successfully" not in out and "Completed all tasks" not in out
+    assert "Task interrupted" in out  # Inspect's display did print (the filter drops only that line)
+
+
+def test_the_filter_drops_only_inspects_success_line():
+    """The console filter drops Inspect's success line, however rich wrapped it, and nothing else."""
+    from conflict_eval.runs.signals import _is_inspect_verdict
+
+    assert _is_inspect_verdict("Completed all tasks in 'logs/x' successfully\n")
+    assert _is_inspect_verdict("\x1b[1;34mCompleted all tasks in\n'/a/very/long/log/dir'\nsuccessfully\x1b[0m\n")
+    assert not _is_inspect_verdict("Did not successfully complete all tasks in 'logs/x'.\n")
+    assert not _is_inspect_verdict("Completed all tasks in 'logs/x' successfully\nsomething else\n")
+
+
+def test_samples_cancelled_in_flight_are_not_errors_on_the_leaderboard(tmp_path):
+    """A sample cut off by Ctrl-C (Inspect records ``CancelledError`` in the
+    cancelled log) is counted as cancelled, not as an error of the model."""
+    from conflict_eval.report import build_leaderboard
+
+    suite, log_dir = _suite(tmp_path), tmp_path / "logs"
+    res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGINT)
+    assert res.returncode == 130, res.stdout + res.stderr
+    [log] = [read_eval_log(i) for i in list_eval_logs(str(log_dir))]
+    assert log.status == "cancelled"
+    cut = [s.id for s in log.samples if s.error is not None and s.error.message.startswith("CancelledError")]
+    assert len(cut) >= 1  # one sample runs at a time, 0.25 s each: one was in flight
+    [row] = build_leaderboard([log_dir], None, allow_incomplete=True, bootstrap=0)["rows"]
+    assert row.cancelled == len(cut) and row.errors == 0
+    out = tmp_path / "board"
+    main(["leaderboard", str(log_dir), "--out", str(out), "--allow-incomplete", "--bootstrap", "0"])
+    md = (out / "leaderboard.md").read_text()
+    assert "| errors | cancelled |" in md and f"| 0 | {len(cut)} |" in md
+    assert "<th>errors</th><th>cancelled</th>" in (out / "leaderboard.html").read_text()
+    assert json.loads((out / "leaderboard.json").read_text())["rows"][0]["cancelled"] == len(cut)
 
 
 def test_sigterm_closes_logs_as_cancelled(tmp_path):

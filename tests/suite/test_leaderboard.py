@@ -430,3 +430,29 @@ def test_page_scales_to_thirty_models_and_twenty_tasks(tmp_path):
     keep = os.environ.get("CONFLICT_EVAL_KEEP_SCREENSHOT")
     if keep:
         shutil.copy(shot, keep.replace(".png", "-big.png"))
+
+
+def test_a_zero_fallback_price_is_an_unknown_cost_on_the_page(tmp_path):
+    """The packaged price file lists the scripted (and local) models at 0: no per-token
+    bill, not a known cost. The page shows n/a (JSON null), never "$0.0000 (price file)";
+    a 0 the caller gives in --model-cost-config is shown as given."""
+    import json
+
+    path = tmp_path / "free.yaml"
+    path.write_text("name: free\nmodels: [scripted/x]\ndefaults: {limit: 2}\ntasks:\n"
+                    "  - task: conflict_eval/run\n    args: {method: end_to_end, dataset: demo}\n")
+    ok, _ = run_suite(load_suite(path), tmp_path / "logs", display="none")
+    assert ok
+    paths = write_leaderboard([tmp_path / "logs"], tmp_path / "out", bootstrap=0)
+    [row] = json.loads(paths["json"].read_text())["rows"]
+    assert (row["cost_per_sample"], row["cost_total"], row["cost_source"]) == (None, None, None)
+    md, html = paths["md"].read_text(), paths["html"].read_text()
+    for text in (md, html):
+        assert "$0.0000" not in text and "price file" not in text
+        assert "$ n/a" in text and "no price" in text
+        assert "total $ n/a est vs $ n/a" in text  # the run-time estimate priced it from the same 0
+    costs = tmp_path / "costs.yaml"
+    costs.write_text("scripted/x: {input: 0, output: 0}\n")
+    paths = write_leaderboard([tmp_path / "logs"], tmp_path / "out2", cost_config_path=str(costs), bootstrap=0)
+    [row] = json.loads(paths["json"].read_text())["rows"]
+    assert (row["cost_total"], row["cost_source"]) == (0.0, "model-cost-config")
