@@ -14,7 +14,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from conflict_eval.cli import index, leaderboard, reproduce, run, suite
+from conflict_eval.cli.index import add_cli_commands as add_index
+from conflict_eval.cli.leaderboard import add_cli_commands as add_leaderboard
+from conflict_eval.cli.reproduce import add_cli_commands as add_reproduce
+from conflict_eval.cli.run import add_cli_commands as add_run, add_lmeval_command
+from conflict_eval.cli.suite import add_cli_commands as add_suite
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "CONFLICT_EVAL_PLUGINS does the same for every process, including inspect eval")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run.add_cli_commands(sub)  # list, run, score
+    add_run(sub)  # list, run, score
 
     from conflict_eval.plugins.polluted_kb.cli import add_cli_commands as add_polluted_kb
 
@@ -42,13 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_atomr(sub)  # atomr check-trees
 
-    suite.add_cli_commands(sub)  # suite run/show/status/estimate
-    leaderboard.add_cli_commands(sub)  # leaderboard
-    run.add_lmeval_command(sub)  # lmeval-path
+    add_suite(sub)  # suite run/show/status/estimate
+    add_leaderboard(sub)  # leaderboard
+    add_lmeval_command(sub)  # lmeval-path
 
-    reproduce.add_cli_commands(sub)  # reproduce list / reproduce CARD
+    add_reproduce(sub)  # reproduce list / reproduce CARD
 
-    index.add_cli_commands(sub)  # index build / info
+    add_index(sub)  # index build / info
     return parser
 
 
