@@ -91,8 +91,21 @@ def hf_tokenizer_dir(gguf: Path, out: Path) -> Path:
     return out
 
 
+def _children_cpu(resource: Any) -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _cpu_seconds(pid: int | None) -> float:
+    """CPU seconds (user + system) used so far by a running process (Linux /proc), 0 without one."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_eval(arm: str, n: int, model: str, env: dict[str, str], log_dir: Path,
-             model_args: list[str]) -> dict[str, Any]:
+             model_args: list[str], server_pid: int | None = None) -> dict[str, Any]:
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     before = {str(p.name) for p in list_eval_logs(str(log_dir))}
@@ -100,9 +113,13 @@ def run_eval(arm: str, n: int, model: str, env: dict[str, str], log_dir: Path,
     cmd = [sys.executable, "-m", "inspect_ai", "eval", *WORKLOAD, "--model", model, "--max-connections", str(n),
            "--max-samples", str(n), "--log-dir", str(log_dir), "--display", "none"]
     cmd += model_args
+    import resource
+
+    cpu_before = _cpu_seconds(server_pid) + _children_cpu(resource)
     started = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     process_seconds = time.perf_counter() - started
+    cpu = _cpu_seconds(server_pid) + _children_cpu(resource) - cpu_before
     new = [p for p in list_eval_logs(str(log_dir)) if str(p.name) not in before]
     if done.returncode != 0 or len(new) != 1:
         raise SystemExit(f"{arm} at {n}: inspect eval failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
@@ -112,10 +129,14 @@ def run_eval(arm: str, n: int, model: str, env: dict[str, str], log_dir: Path,
     from datetime import datetime
 
     wall = (datetime.fromisoformat(log.stats.completed_at) - datetime.fromisoformat(log.stats.started_at))
+    # the log's started_at/completed_at are whole seconds; the samples' events carry microseconds
+    stamps = [e.timestamp for s in log.samples for e in s.events]
     usage = list(log.stats.model_usage.values())
     return {
         "arm": arm, "concurrency": n, "eval_seconds": round(wall.total_seconds(), 2),
-        "process_seconds": round(process_seconds, 2), "load1_before": round(load, 2),
+        "span_seconds": round((max(stamps) - min(stamps)).total_seconds(), 3),
+        "process_seconds": round(process_seconds, 2), "cpu_seconds": round(cpu, 2),
+        "load1_before": round(load, 2),
         "load1_after": round(os.getloadavg()[0], 2),
         "output_tokens": sum(u.output_tokens for u in usage),
         "completions": [s.output.completion for s in log.samples],
@@ -203,7 +224,8 @@ def main() -> None:
                     arms = args.arms[k % len(args.arms):] + args.arms[:k % len(args.arms)]
                     k += 1
                     for arm in arms:
-                        row = run_eval(arm, n, models[arm], env, Path(tmp) / "logs", margs[arm])
+                        row = run_eval(arm, n, models[arm], env, Path(tmp) / "logs", margs[arm],
+                                       server.pid if arm == "stock" else None)
                         row["round"] = r
                         runs.append(row)
                         print(json.dumps({x: v for x, v in row.items() if x != "completions"}), flush=True)
@@ -238,7 +260,18 @@ def report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_
             if "ours" in args.arms:
                 ratios = [a / b for a, b in zip(cell["ours"], cell[other])]
                 cell[f"ours_over_{other}"] = [round(x, 3) for x in ratios]
-                cell[f"median_ours_over_{other}"] = round(statistics.median(ratios), 3)
+                cell[f"median_ours_over_{other}"] = round(statistics.median(ratios), 3) if ratios else None
+                # finer figures, same pairs: event span, whole process, CPU seconds (server included)
+                for key in ("span_seconds", "process_seconds", "cpu_seconds"):
+                    pairs = [(a[key], b[key]) for a, b in zip(
+                        [x for x in runs if x["arm"] == "ours" and x["concurrency"] == n],
+                        [x for x in runs if x["arm"] == other and x["concurrency"] == n])]
+                    fine = [a / b for a, b in pairs if b]
+                    if fine:
+                        cell[f"{key}_ours_over_{other}"] = {
+                            "median": round(statistics.median(fine), 3),
+                            "range": [round(min(fine), 3), round(max(fine), 3)],
+                            "ours": [a for a, _ in pairs], other: [b for _, b in pairs]}
         same = [x["completions"] for x in runs if x["arm"] == "ours" and x["concurrency"] == n]
         cell["ours_replies_identical_across_rounds"] = all(c == same[0] for c in same)
         summary[str(n)] = cell
@@ -280,6 +313,22 @@ def report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_
             row += (f" | **{cell.get('median_ours_over_stock', 'n/a')}** {cell.get('ours_over_stock', '')} "
                     f"| {cell.get('median_ours_over_hf', 'n/a')} {cell.get('ours_over_hf', '')} |")
         lines.append(row + ("" if "ours" in args.arms else " |"))
+    lines += [
+        "",
+        "Finer figures for the same pairs (ours / stock, median [range]): `span` = first to last sample "
+        "event (microsecond timestamps), `process` = the whole `inspect eval` process, `cpu` = CPU seconds "
+        "of the eval process plus, for stock, of the server:",
+        "",
+        "| concurrent samples | span | process | cpu |",
+        "|---|---|---|---|",
+    ]
+    for n, cell in summary.items():
+        parts = []
+        for key in ("span_seconds", "process_seconds", "cpu_seconds"):
+            f = cell.get(f"{key}_ours_over_stock")
+            parts.append(f"{f['median']} [{f['range'][0]}-{f['range'][1]}] (ours {f['ours']}, stock {f['stock']})"
+                         if f else "n/a")
+        lines.append(f"| {n} | " + " | ".join(parts) + " |")
     lines += [
         "",
         f"Our replies identical in every run and at every concurrency: "
