@@ -218,7 +218,10 @@ def main() -> None:
             margs["stock"] = ["--extra-body", json.dumps({"repeat_penalty": 1.0})]
         if "hf" in args.arms:
             tok = hf_tokenizer_dir(gguf, Path(tmp) / "hf-tokenizer")
-            margs["hf"] = ["-M", "device=cpu", "-M", f"gguf_file={gguf.name}", "-M", f"tokenizer={tok}"]
+            # do_sample=false: greedy like the other arms (Inspect's hf/ samples by default, and
+            # transformers rejects temperature 0 when sampling)
+            margs["hf"] = ["-M", "device=cpu", "-M", f"gguf_file={gguf.name}", "-M", f"tokenizer={tok}",
+                           "-M", "do_sample=false"]
         if "stock" in args.arms:
             server, base_url = start_server(gguf)
             env["LLAMA_CPP_PYTHON_BASE_URL"] = base_url
