@@ -476,24 +476,6 @@ def test_musique_384_a_numbered_question_with_its_end_mark_in_the_child_list():
     assert_musique_384(parse_tree(released(384)))
 
 
-# the authors' release keeps these names (tests/fixtures/atomr_released/PROVENANCE.md)
-UPSTREAM = {"crag_test_500_trees.jsonl": [173], "musique_test_500_tree.jsonl": [146, 218, 330, 384]}
-
-
-@pytest.mark.parametrize("name", sorted(UPSTREAM))
-def test_the_real_released_files_give_the_fixture_records_and_trees(shared_data, name):
-    path = shared_data / "atomr_released_trees" / name
-    if not path.is_file():
-        pytest.skip(f"{name} is not in ../shared/data/atomr_released_trees on this machine")
-    rows = {r["index"]: r for r in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if r}
-    for index in UPSTREAM[name]:
-        assert rows[index]["reasoning_tree"] == released(index)
-        tree = parse_tree(rows[index]["reasoning_tree"])
-        assert not tree.degraded()
-        if index == 384:
-            assert_musique_384(tree)
-
-
 async def test_crag_173_runs_the_recovered_children_before_their_parent():
     from conflict_eval.plugins.atomr.executor import Executor
     from conflict_eval.retrieval import Hit
