@@ -9,6 +9,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.scorer import SampleScore, Score
 
+from conflict_eval.plugins.microact.analysis import overrationalization_rows
 from conflict_eval.plugins.microact.overrationalization import (
     count,
     count_by_conflict_type,
@@ -141,6 +142,11 @@ def test_gkp_ratio_with_a_grader_role_and_one_failure(log_dir):
     assert math.isnan(failed.value["over_rationalization"]) and failed.value["parse_failure"] == 1
     assert failed.metadata["grader_reply"] == "I cannot judge this reliably."
     assert failed.metadata["trace_source"] == "gkp"
+    # the analysis table (Figure 8 shape) from the same log
+    table = {(r["method"], r["conflict_type"]): (r["n"], r["judged"], r["parse_failure"], r["ratio"])
+             for r in overrationalization_rows([log])}
+    assert table == {("gkp", "misinformation"): (1, 1, 0, 0.0), ("gkp", "temporal"): (2, 1, 1, 1.0),
+                     ("gkp", "all"): (3, 2, 1, 0.5)}
 
 
 def test_all_failures_give_nan_not_zero_and_evaluated_model_grades(log_dir):
@@ -164,6 +170,8 @@ def test_all_failures_give_nan_not_zero_and_evaluated_model_grades(log_dir):
     assert m["parse_failure"]["conflict_eval/count_by_conflict_type_semantic"] == 2.0
     [ev] = [s for s in log.results.scores if s.name == "over_rationalization"]
     assert ev.unscored_samples == 2
+    [row] = [r for r in overrationalization_rows([log]) if r["conflict_type"] == "semantic"]
+    assert (row["judged"], row["parse_failure"]) == (0, 2) and math.isnan(row["ratio"])
     assert m["parse_failure"]["conflict_eval/count"] == 2.0 and m["judged"]["conflict_eval/count"] == 0.0
 
 
