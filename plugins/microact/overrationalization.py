@@ -33,13 +33,15 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from conflict_eval.plugins.baselines.solver import BaselineStore
 from conflict_eval.records import ConflictQA
-from conflict_eval.scorers.conflictscore.pipeline import resolve_grader
 
 from .parse import parse_verdict
 from .prompts import OVERRATIONALIZATION_CONFLICT, OVERRATIONALIZATION_TEMPLATE
-from .solver import MicroActStore
+
+# The method stores (microact.solver, baselines.solver) and the grader lookup are
+# imported where they are used: conflict_eval._registry imports this module so
+# that `inspect score --scorer conflict_eval/overrationalization` finds it, and
+# listing tasks must not load the solvers.
 
 GROUP_KEY = "conflict_type"
 PLACEHOLDERS = ("{question}", "{options}", "{evidence}", "{conflict}", "{trace}")
@@ -121,6 +123,10 @@ def reasoning_trace(state: TaskState) -> tuple[str, str]:
     * another baseline: each call's reply, by phase;
     * otherwise the final reply.
     """
+    from conflict_eval.plugins.baselines.solver import BaselineStore
+
+    from .solver import MicroActStore
+
     mact = state.store_as(MicroActStore)
     if mact.max_turns:
         parts = []
@@ -186,6 +192,8 @@ def overrationalization(grader_max_tokens: int | None = 256,
         raise ValueError(f"overrationalization: grader_max_tokens must be a positive integer, got {grader_max_tokens!r}")
 
     async def score(state: TaskState, target: Target) -> Score:
+        from conflict_eval.scorers.conflictscore.pipeline import resolve_grader
+
         source, trace = reasoning_trace(state)
         nan = float("nan")
         if not trace.strip():

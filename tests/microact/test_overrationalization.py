@@ -219,3 +219,21 @@ def test_offline_model_judges_gkp_end_to_end(log_dir):
     judged = [v["over_rationalization"] for v in values if v["judged"]]
     r = m["over_rationalization"]["conflict_eval/ratio"]
     assert (math.isnan(r) and not judged) or r == pytest.approx(sum(judged) / len(judged))
+
+
+def test_inspect_score_on_an_existing_log(log_dir):
+    from inspect_ai import score as inspect_score
+
+    model = scripted_model(_gkp_reply)
+    [log] = inspect_eval(
+        "conflict_eval/run",
+        task_args={"method": "gkp", "dataset": "conflictbank", "path": str(FIXTURE), "conflict_type": "temporal"},
+        model=model, limit=2, log_dir=log_dir, display="none")
+    assert log.status == "success", log.error
+    grader = scripted_model(["Verdict: YES", "no"])  # sample 1 YES, sample 2 NO -> 1 / 2 judged = 0.5
+    scored = inspect_score(log, overrationalization(), model_roles={"grader": grader}, action="append",
+                           display="none")
+    [ev] = [s for s in scored.results.scores if s.name == "over_rationalization"]
+    assert ev.metrics["conflict_eval/ratio"].value == 0.5
+    assert len(grader.script.calls) == 2 and len(model.script.calls) == 4  # the grader judged, from the log's store
+    assert "Step-by-step thought and answer:" in grader.script.calls[0][-1].text
