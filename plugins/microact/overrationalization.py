@@ -176,17 +176,18 @@ def judge_prompt(state: TaskState, trace: str, template: str = OVERRATIONALIZATI
     "no_trace": [count()],
 })
 def overrationalization(grader_max_tokens: int | None = 256,
-                        template: str = OVERRATIONALIZATION_TEMPLATE) -> Scorer:
+                        judge_template: str = OVERRATIONALIZATION_TEMPLATE) -> Scorer:
     """Over-rationalization verdict of a grader model on each sample's reasoning.
 
     Args:
         grader_max_tokens: output budget of the grader call (temperature 0).
-        template: the judge prompt; placeholders ``{question}``, ``{options}``,
+        judge_template: the judge prompt (its own name, so that `-T` does
+            not also route it to a method's `template`); placeholders ``{question}``, ``{options}``,
             ``{evidence}``, ``{conflict}``, ``{trace}``.
     """
-    missing = [p for p in PLACEHOLDERS if p not in template]
+    missing = [p for p in PLACEHOLDERS if p not in judge_template]
     if missing:
-        raise ValueError(f"overrationalization: template lacks placeholder(s) {', '.join(missing)}")
+        raise ValueError(f"overrationalization: judge_template lacks placeholder(s) {', '.join(missing)}")
     if grader_max_tokens is not None and (isinstance(grader_max_tokens, bool)
                                           or not isinstance(grader_max_tokens, int) or grader_max_tokens < 1):
         raise ValueError(f"overrationalization: grader_max_tokens must be a positive integer, got {grader_max_tokens!r}")
@@ -200,7 +201,7 @@ def overrationalization(grader_max_tokens: int | None = 256,
             return Score(value={"over_rationalization": nan, "parse_failure": 0, "judged": 0, "no_trace": 1},
                          reason="no reasoning to judge", explanation="no reasoning to judge (empty trace)",
                          metadata={"trace_source": source})
-        prompt = judge_prompt(state, trace, template)
+        prompt = judge_prompt(state, trace, judge_template)
         model, grader_source = resolve_grader()
         output = await model.generate(prompt, config=GenerateConfig(temperature=0.0, max_tokens=grader_max_tokens))
         reply = output.completion

@@ -91,7 +91,7 @@ def test_metrics_by_hand():
 
 def test_bad_options_fail_fast():
     with pytest.raises(ValueError, match="placeholder"):
-        overrationalization(template="Judge {trace}")
+        overrationalization(judge_template="Judge {trace}")
     with pytest.raises(ValueError, match="grader_max_tokens"):
         overrationalization(grader_max_tokens=0)
 
