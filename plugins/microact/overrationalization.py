@@ -32,6 +32,7 @@ from collections import defaultdict
 from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
+from pydantic import ValidationError
 
 from conflict_eval.records import ConflictQA
 
@@ -145,6 +146,8 @@ def reasoning_trace(state: TaskState) -> tuple[str, str]:
     if base.method and base.calls:
         if base.method == "gkp":
             answer = base.calls[-1].get("reply", "")
+            if not ((base.knowledge or "").strip() or answer.strip()):
+                return "gkp", ""
             return "gkp", (f"The model's own knowledge (generated first):\n{base.knowledge or '(none)'}\n\n"
                            f"Step-by-step thought and answer:\n{answer}")
         return base.method, "\n\n".join(f"{c.get('phase', 'reply')}:\n{c.get('reply', '')}" for c in base.calls)
@@ -154,10 +157,9 @@ def reasoning_trace(state: TaskState) -> tuple[str, str]:
 def judge_prompt(state: TaskState, trace: str, template: str = OVERRATIONALIZATION_TEMPLATE) -> str:
     """The grader prompt for one sample (question, options, evidence, the
     contradiction when the record names it, the trace)."""
-    md = state.metadata or {}
     try:
         record = state.metadata_as(ConflictQA)
-    except Exception as exc:  # noqa: BLE001 - re-raised with the sample named
+    except ValidationError as exc:
         raise ValueError(f"overrationalization: sample {state.sample_id!r} is not a ConflictQA record: {exc}") from exc
     conflict = ""
     if record.conflict_option and record.gold_option and record.conflict_answer:
@@ -165,7 +167,7 @@ def judge_prompt(state: TaskState, trace: str, template: str = OVERRATIONALIZATI
             conflict_option=record.conflict_option, conflict_answer=record.conflict_answer,
             gold_option=record.gold_option, gold_answer=record.answers[0])
     return template.format(question=record.question, options=record.formatted_options(),
-                           evidence=record.evidence_text() or md.get("evidence_text", "(none)"),
+                           evidence=record.evidence_text() or "(none)",
                            conflict=conflict, trace=trace)
 
 
