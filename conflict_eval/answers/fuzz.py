@@ -106,6 +106,9 @@ PARSERS: list[ParserEntry] = [
                 owner="plugins/microact"),
     ParserEntry("microact.parse_steps", "conflict_eval.plugins.microact.parse:parse_steps", _MICROACT,
                 owner="plugins/microact"),
+    ParserEntry("microact.parse_verdict", "conflict_eval.plugins.microact.parse:parse_verdict",
+                "overrationalization: the sample is not judged (NaN), counted in parse_failure and left out of "
+                "the ratio; never read as YES or NO", owner="plugins/microact"),
     # baselines
     *[ParserEntry(f"baselines.{n}", f"conflict_eval.plugins.baselines.parse:{n}", _BASELINE, owner="plugins/baselines")
       for n in ("parse_few_shot", "parse_cot", "parse_self_ask", "parse_comparative")],

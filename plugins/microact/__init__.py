@@ -1,4 +1,5 @@
-"""Plugin: Micro-Act (Huo et al., ACL 2025) and its trajectory/cost metric."""
+"""Plugin: Micro-Act (Huo et al., ACL 2025), its trajectory/cost metric and the
+over-rationalization ratio (Appendix B, Figure 8; model-graded, prompt ours)."""
 
 from conflict_eval import hookimpl
 
@@ -12,6 +13,7 @@ def conflict_eval_register_methods():
 
 @hookimpl
 def conflict_eval_register_metrics():
+    from .overrationalization import overrationalization
     from .scorer import microact_trajectory
 
-    return {"microact_trajectory": microact_trajectory}
+    return {"microact_trajectory": microact_trajectory, "overrationalization": overrationalization}

@@ -208,6 +208,37 @@ def _turn_split(sample) -> tuple[int, int]:
     return len(turns) - worked, worked
 
 
+# --------------------------------------------------------------------------
+# over-rationalization ratio (Appendix B, Figure 8)
+
+OVERRAT_COLUMNS = ("method", "conflict_type", "n", "judged", "parse_failure", "no_trace", "ratio")
+
+
+def overrationalization_rows(logs: Iterable[Any]) -> list[dict[str, Any]]:
+    """Figure 8's table from the ``overrationalization`` scores of any logs
+    (GKP, Micro-Act, ...): per method and conflict type (plus ``all``), the
+    samples, judged samples, grader parse failures, samples without reasoning,
+    and the ratio rationalizing / judged (NaN when nothing was judged)."""
+    groups: dict[tuple[str, str], list] = defaultdict(list)
+    for log in logs:
+        for s in log.samples or []:
+            score = (s.scores or {}).get("overrationalization")
+            if score is None:
+                continue
+            method = (score.metadata or {}).get("trace_source") or log.eval.task
+            ctype = (s.metadata or {}).get("conflict_type", "none")
+            groups[(method, ctype)].append(score.value)
+            groups[(method, "all")].append(score.value)
+    out = []
+    for (method, ctype), values in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] == "all", kv[0][1])):
+        judged = [v["over_rationalization"] for v in values if v["judged"]]
+        out.append({"method": method, "conflict_type": ctype, "n": len(values), "judged": len(judged),
+                    "parse_failure": sum(v["parse_failure"] for v in values),
+                    "no_trace": sum(v["no_trace"] for v in values),
+                    "ratio": sum(judged) / len(judged) if judged else float("nan")})
+    return out
+
+
 def markdown(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     def fmt(v):
         if v is None:
@@ -225,12 +256,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m conflict_eval.plugins.microact.analysis",
                                  description=__doc__.split("\n\n")[0])
-    ap.add_argument("logs", nargs="+", help="Inspect .eval logs of conflict_eval/microact runs")
+    ap.add_argument("logs", nargs="+", help="Inspect .eval logs of conflict_eval/microact runs (and, for the "
+                                            "over-rationalization table, any run scored with overrationalization)")
     ap.add_argument("--lm", default="smollm2", help="local GGUF model for tokens and perplexity (smollm2 or a .gguf file)")
     ap.add_argument("--no-perplexity", action="store_true", help="skip perplexity; count whitespace words")
     ap.add_argument("--out", help="write all tables as JSON here")
     args = ap.parse_args(argv)
-    logs = [read_eval_log(p) for p in args.logs]
+    all_logs = [read_eval_log(p) for p in args.logs]
+    logs = [log for log in all_logs if all(_store(s, "max_turns", 0) for s in log.samples or [])]
+    for log in all_logs:
+        if not any(log is kept for kept in logs):
+            print(f"note: {log.location} has samples without Micro-Act state: over-rationalization table only",
+                  file=sys.stderr)
     lm = None if args.no_perplexity else LocalLM(args.lm)
     rows = [r for log in logs for r in decompose_rows(log, lm)]
     result = {
@@ -239,6 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "by_length": bucket_by_length(rows),
         "by_perplexity": bucket_by_perplexity(rows),
         "samples": rows,
+        "overrationalization": overrationalization_rows(all_logs),
     }
     print("## Summary (Tables 1, 2, 5, 3-4)\n\n" + markdown(result["summary"], SUMMARY_COLUMNS))
     unit = "tokens" if lm else "words"
@@ -247,6 +285,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if lm:
         print(f"\n## Decompose rate by context perplexity ({args.lm}; Figure 5c)\n\n"
               + markdown(result["by_perplexity"], ("bucket", "n", "decomposed", "decompose_rate")))
+    if result["overrationalization"]:
+        print("\n## Over-rationalization ratio (Appendix B, Figure 8; judge prompt ours)\n\n"
+              + markdown(result["overrationalization"], OVERRAT_COLUMNS))
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=2))
     return 0

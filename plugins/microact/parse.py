@@ -333,3 +333,95 @@ def parse_steps(reply: str) -> list[str]:
 
 def word_count(text: str) -> int:
     return len(text.split())
+
+
+# --------------------------------------------------------------------------
+# over-rationalization judge (Appendix B, Figure 8; the judge prompt is ours)
+
+
+@dataclass(frozen=True)
+class VerdictParse:
+    rationalizes: bool | None
+    """True (YES: over-rationalizes), False (NO), None if no single verdict was read."""
+    error: str | None = None
+
+
+# Leading markup a line may carry before its verdict: white space, bold/italic,
+# headings, quotes, bullets, fences' backticks, tags such as <verdict>.
+_LEAD = re.compile(r"(?:[\s*_#>`~•-]|<[A-Za-z/][\w-]{0,30}>)*")
+_LABEL = re.compile(
+    r"(?:final[ \t]+)?(?:verdict|answer|judge?ment|decision|over[- ]?rationali[sz]ation)"
+    r"[ \t]*[*_]{0,2}[ \t]*[:=\-–][ \t]*", re.IGNORECASE)
+_WORD = re.compile(r"(yes|no)(?![\w'’/])", re.IGNORECASE)
+# After the verdict word: end of line, or punctuation then anything -- but not
+# "yes or no", "yes/no", "yes and no", "no, yes".
+_AMBIGUOUS_TAIL = re.compile(r"[\s*_,]*(?:/|or\b|and\b|yes\b|no\b)", re.IGNORECASE)
+# "YES. The ...", "No, it ...", "**YES** - it ...": punctuation, not a word
+# ("No evidence supports ..." is explanation, not a verdict).
+_GOES_ON = re.compile(r"[ \t]*[.,:;!\-–—()*_]")
+_CLOSES = re.compile(r"[\s*_.!`)\]]*(?:</[\w-]{1,30}>)?[\s*_.!`]*$")
+_LABEL_ANYWHERE = re.compile(
+    r"\bverdict[ \t]*[*_]{0,2}[ \t]*[:=][ \t]*[*_]{0,2}[ \t]*(yes|no)(?![\w'’/])", re.IGNORECASE)
+
+
+def _line_verdict(line: str, first: bool) -> bool | None:
+    """The verdict a line stands for, or None.
+
+    The first line of the reply may go on after its verdict ("YES. The model
+    ..." / "No, it picks one side"); a later line counts only when it holds
+    the verdict alone, optionally labelled ("**Verdict: NO**"). A labelled
+    verdict may also close a line ("... so my verdict: YES.").
+    """
+    pos = _LEAD.match(line).end()
+    label = _LABEL.match(line, pos)
+    if label is not None:
+        pos = _LEAD.match(line, label.end()).end()
+    m = _WORD.match(line, pos)
+    if m is not None:
+        rest = line[m.end():]
+        if _AMBIGUOUS_TAIL.match(rest):
+            return None
+        if _CLOSES.match(rest) or ((first or label is not None) and _GOES_ON.match(rest)):
+            return m.group(1).lower() == "yes"
+        return None
+    tail = None
+    for tail in _LABEL_ANYWHERE.finditer(line):
+        pass
+    if tail is not None and _CLOSES.match(line, tail.end()):
+        return tail.group(1).lower() == "yes"
+    return None
+
+
+def parse_verdict(reply: str) -> VerdictParse:
+    """The over-rationalization judge's YES / NO (see ``OVERRATIONALIZATION_TEMPLATE``).
+
+    A verdict counts where it *stands*: at the very start of the reply (after
+    markup such as ``**``, a fence or a label like ``Verdict:``), or alone
+    on its own line, or as a labelled verdict ending a line. Words in the
+    explanation ("no sign of ...", "says yes to both") never count. Every
+    standing verdict must agree; none, or YES and NO both, is a parse failure
+    (never a default label). Only the first
+    :data:`~conflict_eval.answers.MAX_REPLY_CHARS` characters are read, line by
+    line, in linear time.
+
+    >>> parse_verdict("**YES** - it says both birthplaces can be right.")
+    VerdictParse(rationalizes=True, error=None)
+    >>> parse_verdict("The reasoning picks the evidence.\\nVerdict: no")
+    VerdictParse(rationalizes=False, error=None)
+    >>> parse_verdict("It is hard to say yes or no.").error
+    'no YES/NO verdict at the start or on its own line'
+    """
+    found: set[bool] = set()
+    first = True
+    for line in clip(reply, "head").splitlines():
+        if not line.strip() or not line.strip(" \t`*_#>~-"):
+            continue  # blank lines and bare fences/markup do not use up "first"
+        verdict = _line_verdict(line, first)
+        first = False
+        if verdict is not None:
+            found.add(verdict)
+    if not found:
+        return VerdictParse(None, "no YES/NO verdict at the start or on its own line")
+    if len(found) > 1:
+        return VerdictParse(None, "conflicting verdicts (both YES and NO stand as verdicts)")
+    return VerdictParse(found.pop())
