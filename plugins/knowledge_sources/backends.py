@@ -48,7 +48,10 @@ from typing import Any, TypeVar
 
 from conflict_eval.retrieval import Hit
 
-from .sources import SourceError
+
+class SourceError(ValueError):
+    """A knowledge source cannot be built or queried; the message says why."""
+
 
 __all__ = ["ColbertServer", "ElasticsearchIndex", "HttpClient", "SparqlKG", "open_search_server",
            "parse_spec", "public_url", "run_sync"]

@@ -43,14 +43,12 @@ from typing import Any, Protocol, runtime_checkable
 
 from conflict_eval.retrieval import Document, Hit
 
+from .backends import SourceError
+
 __all__ = [
     "KGBackend", "KGSource", "KnowledgeSource", "SerpApiSource", "SourceError", "TextSource",
     "TripleStore", "WebPagesSource", "cached_source", "html_to_text", "read_passages", "search_async",
 ]
-
-
-class SourceError(ValueError):
-    """A knowledge source cannot be built or queried; the message says why."""
 
 
 @runtime_checkable
