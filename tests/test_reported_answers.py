@@ -160,5 +160,9 @@ def test_atomr_own_answer_line_wins(reply):
 def test_atomr_reported_only_and_echoes():
     a = parse_answer('Paragraph 2 gives the Answer List: ["Alice"]')
     assert a.answers == ["Alice"]  # nothing else: it is what the reply says
-    echo = 'So the answer is: (1) Paraphrase Answer: x; (2) Answer List: ["x"]\n' + OWN
-    assert parse_answer(echo).answers == ["Bob"]  # an echoed example answer comes first
+    # an echoed example answer line (Figure 9's) comes first
+    echo = 'So the answer is: (1) Paraphrase Answer: Daniel Pudil was born in Prague; (2) Answer List: ["Prague"]\n'
+    assert parse_answer(echo + OWN).answers == ["Bob"]
+    # two different answers of its own: ambiguous, a counted parse failure, never a guess
+    other = 'So the answer is: (1) Paraphrase Answer: x; (2) Answer List: ["x"]\n'
+    assert parse_answer(other + OWN).error.startswith("ambiguous")

@@ -260,8 +260,6 @@ FINAL = 'So the answer is: (1) Paraphrase Answer: They are A and B; (2) Answer L
     ('So the answer is: (1) Paraphrase Answer: A and B; (2) Answer List: ["A", "B', ["A"], "A and B"),
     ("So the answer is: (1) Paraphrase Answer: 1955; (2) Answer List: [1955]", ["1955"], "1955"),
     ("```\nSo the answer is: (1) Paraphrase Answer: Oslo; (2) Answer List: [\"Oslo\"]\n```", ["Oslo"], "Oslo"),
-    ('So the answer is: (1) Paraphrase Answer: x; (2) Answer List: ["x"] '
-     'So the answer is: (1) Paraphrase Answer: y; (2) Answer List: ["y"]', ["y"], "y"),
     ("Paraphrase Answer: Bob won\nmore text", ["Bob won"], "Bob won"),
     ("So the answer is: (1) Paraphrase Answer: Bob won; (2) Answer List: []", ["Bob won"], "Bob won"),
     ("Answer List: [{{1}: 2}]", ["{{1}: 2}"], ""),
@@ -269,6 +267,52 @@ FINAL = 'So the answer is: (1) Paraphrase Answer: They are A and B; (2) Answer L
 def test_answer_shapes(reply, answers, paraphrase):
     a = parse_answer(reply)
     assert a.error is None and a.answers == answers and a.paraphrase == paraphrase
+
+
+PRAGUE = 'So the answer is: (1) Paraphrase Answer: Daniel Pudil was born in Prague; (2) Answer List: ["Prague"]'
+OSLO = 'So the answer is: (1) Paraphrase Answer: Bob lives in Oslo; (2) Answer List: ["Oslo"]'
+
+
+@pytest.mark.parametrize("reply, answers", [
+    # an echo of a Figure 8-11 example's answer line before the model's own: the own one
+    (PRAGUE + "\n" + OSLO, ["Oslo"]),
+    ("**so the answer is:** (1) paraphrase answer: daniel pudil was born in prague; (2) answer list: "
+     "[`prague`]\n" + OSLO, ["Oslo"]),
+    ('So the answer is: (1) Paraphrase Answer: Damn won the Pulitzer Prize; (2) Answer List: ["Damn"]\n' + OSLO,
+     ["Oslo"]),
+    # the instruction's format line echoed
+    ("So the answer is: (1) Paraphrase Answer: {paraphrase_answer}; (2) Answer List: [answer_list]\n" + OSLO,
+     ["Oslo"]),
+    # the same answer twice (markdown, case, punctuation) is no ambiguity
+    (OSLO + "\n**So the answer is: (1) Paraphrase Answer: Bob lives in Oslo; (2) Answer List: ['oslo.']**",
+     ["oslo."]),
+    ('Answer List: ["A", "B"]. ' + 'So the answer is: (1) Paraphrase Answer: both; (2) Answer List: ["b", "a"]',
+     ["b", "a"]),
+    # a document-quoted answer and the model's own: the own one
+    ('Paragraph 2 gives the Answer List: ["Alice"]. ' + OSLO, ["Oslo"]),
+    (OSLO + '\n> So the answer is: (1) Paraphrase Answer: x; (2) Answer List: ["Alice"]', ["Oslo"]),
+    # the last line of all is the model's own even when it equals an example's
+    (OSLO + "\n" + PRAGUE, None),
+])
+def test_answer_lines_echoes_and_restatements(reply, answers):
+    a = parse_answer(reply)
+    if answers is None:
+        assert a.error and a.error.startswith("ambiguous"), a
+    else:
+        assert a.error is None and a.answers == answers, a
+
+
+@pytest.mark.parametrize("reply", [
+    'So the answer is: (1) Paraphrase Answer: x; (2) Answer List: ["x"] '
+    'So the answer is: (1) Paraphrase Answer: y; (2) Answer List: ["y"]',
+    OSLO + "\n__so the answer is: (1) paraphrase answer: bergen; (2) answer list: [bergen]__",
+    'Answer List: ["Oslo"]\nOn second thought: (1) Paraphrase Answer: Unknown; (2) Answer List: []',
+    'So the answer is: (1) Paraphrase Answer: Oslo; (2) Answer List: ["Oslo", "Bergen"] ' + OSLO,
+])
+def test_two_different_own_answers_are_ambiguous(reply):
+    a = parse_answer(reply)
+    assert a.error and a.error.startswith("ambiguous: two different answers"), a
+    assert a.answers == [] and not a.unknown
 
 
 def test_answer_unknown_and_failure():
