@@ -85,6 +85,12 @@ def reuse_for(model: Any) -> Reuse | None:
     references."""
     try:
         loop = asyncio.get_running_loop()
-        return _BY_MODEL.setdefault(model, weakref.WeakKeyDictionary()).setdefault(loop, Reuse())
+        per_loop = _BY_MODEL.setdefault(model, {})
     except (RuntimeError, TypeError):
         return None
+    # keyed by the loop's id, checked against a weak reference to the loop itself: a
+    # later run's loop may be allocated where a finished one was, and must not inherit it
+    entry = per_loop.get(id(loop))
+    if entry is None or entry[0]() is not loop:
+        entry = per_loop[id(loop)] = (weakref.ref(loop), Reuse())
+    return entry[1]
