@@ -72,5 +72,12 @@ def test_nothing_is_reused_across_runs_or_off_a_running_loop():
     async def get():
         return reuse_for(model)
 
-    first, second = asyncio.run(get()), asyncio.run(get())
+    def run():  # a new loop per run (asyncio.run may reuse one loop once nest_asyncio has patched it)
+        loop = asyncio.new_event_loop()
+        try:
+            return loop.run_until_complete(get())
+        finally:
+            loop.close()
+
+    first, second = run(), run()
     assert isinstance(first, Reuse) and first is not second
