@@ -12,6 +12,16 @@ loaded): 1 s per call, where a quadratic parser takes tens of seconds at
 off, and the faster time counts (a pause is not slow twice, a slow parser
 is). ``benchmarks/parser_robustness.py`` measures the real figures
 (target: under 100 ms at 10 kB).
+
+Linear time (issue 32): every entry is also timed on the padded and
+repeated replies of :func:`~conflict_eval.answers.fuzz.scaling_inputs` (a
+label followed by 20,000 spaces, 10,000 repeated tags, ...) at 2,000 and at
+20,000 characters, all of which a reader reads. 10x the input may cost at
+most :data:`GROWTH_LIMIT` x the time, measured as the best of several calls
+(a pause is not slow every time). A linear reader measured 10-30x here
+(allocation and cache effects grow with the input on a loaded 2-core
+machine); a quadratic one 100-250x (MADAM-RAG's readers and
+``microact.parse_verdict`` before issue 32).
 """
 
 from __future__ import annotations
@@ -23,9 +33,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conflict_eval.answers.fuzz import FUZZ_TOKENS as TOKENS
-from conflict_eval.answers.fuzz import PARSERS, adversarial_inputs, check_total
+from conflict_eval.answers.fuzz import PARSERS, adversarial_inputs, best_time, check_total, scaling_inputs
 
 CALL_LIMIT = 1.0  # seconds per call
+GROWTH_LIMIT = 50  # 10x the input: at most this many times the time (linear ~10-30, quadratic ~100+)
+GROWTH_FLOOR = 0.002  # seconds: a 20,000-character read faster than this is linear whatever the ratio
 
 replies = st.one_of(
     st.text(alphabet=st.characters(exclude_categories=()), max_size=400),
@@ -83,3 +95,41 @@ def test_documented_failures_are_the_only_exceptions():
         strict.run("fly()")
     documented = next(e for e in PARSERS if e.name == "microact.parse_call")
     assert isinstance(documented.run("fly()"), ValueError)
+
+
+SMALL, LARGE = scaling_inputs(2_000), scaling_inputs(20_000)
+
+
+def _growth(entry, family: str, repeat: int) -> tuple[float, float]:
+    return best_time(entry, SMALL[family], repeat), best_time(entry, LARGE[family], repeat)
+
+
+@pytest.mark.parametrize("entry", [_param(e) for e in PARSERS])
+def test_ten_times_the_input_costs_about_ten_times_the_time(entry):
+    entry.function()
+    slow = []
+    for family in LARGE:
+        small, large = _growth(entry, family, 2)
+        if large > GROWTH_FLOOR and large > GROWTH_LIMIT * small:
+            gc.collect()  # measure again, longer and without garbage collection
+            gc.disable()
+            try:
+                small, large = _growth(entry, family, 7)
+            finally:
+                gc.enable()
+            if large > GROWTH_FLOOR and large > GROWTH_LIMIT * small:
+                slow.append(f"{family}: {small * 1e3:.2f} ms -> {large * 1e3:.2f} ms ({large / small:.0f}x)")
+    assert not slow, f"{entry.name} is not linear (2,000 -> 20,000 characters): " + "; ".join(slow)
+
+
+def test_the_growth_check_catches_a_quadratic_reader():
+    """The check above fails a reader with a quadratic regex (the shape MADAM-RAG had)."""
+    import re
+
+    from conflict_eval.answers.fuzz import ParserEntry
+
+    quadratic = re.compile(r"answer\s*\**\s*:", re.I)
+    entry = ParserEntry("quadratic", "re:escape", "-", call=lambda fn, t: quadratic.search(t))
+    family = "'Answer' + spaces"
+    small, large = _growth(entry, family, 3)
+    assert large > GROWTH_LIMIT * small and large > GROWTH_FLOOR, (small, large)

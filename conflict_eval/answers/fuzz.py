@@ -30,7 +30,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["FUZZ_TOKENS", "PATHOLOGICAL_REPLIES", "random_reply", "PARSERS", "ParserEntry", "ParserTimeout", "adversarial_inputs", "check_total", "time_limit"]
+__all__ = ["FUZZ_TOKENS", "PATHOLOGICAL_REPLIES", "random_reply", "PARSERS", "ParserEntry", "ParserTimeout", "adversarial_inputs",
+           "best_time", "check_total", "scaling_inputs", "time_limit"]
 
 
 _RESOLVED: dict[str, Callable[..., Any]] = {}
@@ -347,3 +348,51 @@ def check_total(entry: ParserEntry, text: str, limit: float = 2.0) -> float:
     with time_limit(limit):
         entry.run(text)
     return time.perf_counter() - start
+
+
+# --------------------------------------------------------------------------
+# linear time: 10x the input, at most about 10x the time
+
+SCALING_LABELS: tuple[str, ...] = (
+    "", "Answer", "Answer:", "answer", "**Answer", "**Answer:**", "Final answer", "Final answer:", "the answer is",
+    "Verdict", "verdict:", "YES", "NO", "yes", "All Correct Answers", "All Correct Answers:", "Explanation",
+    "Thought", "Thought:", "Action", "Action:", "Paraphrase Answer", "Answer List", "So the answer is",
+    "Follow up", "ANSWER1", "Claims", "Input", "SUPPORTS", "B", "(B)", "B.", "B:", "**B**", "<a>", "<a>B",
+    "<a>B</a>", "<output>", "<f>reason(", "1.", "- ", "(", "[", "{", '"', "'", "*", "Paris", "the placenta",
+    "Search(", "Wikipedia", "no conflicts", "(Paris, is, ",
+)
+"""Labels a reader looks for; each is followed by a long white-space run in :func:`scaling_inputs`."""
+
+SCALING_UNITS: tuple[str, ...] = (
+    "<a>", "</a>", "<a>B</a>", "<answer>", "<output>", "<f>", "<c>", "<p>", "<t>", "<manipulated>", "(B) ",
+    "Answer: ", "Answer ", "Verdict ", "YES ", "yes no ", "All Correct Answers ", "[", "([", '"', "**", "B. ",
+    "1. ", "- ", "\n", "Paris ", "Follow up: ", "Answer List: [", "(a, b, c) ",
+)
+"""Units repeated many times (tags, labels, markup) in :func:`scaling_inputs`."""
+
+
+def scaling_inputs(size: int) -> dict[str, str]:
+    """Padded and repeated replies of exactly ``size`` characters, by family.
+
+    At ``size=20_000`` (``MAX_REPLY_CHARS``, all of it read): every label of
+    :data:`SCALING_LABELS` followed by a run of about 20,000 spaces (then
+    ``x``), of space-tab pairs or of newlines, and every unit of
+    :data:`SCALING_UNITS` repeated 10,000 times (a unit longer than two
+    characters as often as fits in ``size``). The linear-time test compares
+    each family at ``size`` and at a tenth of it.
+    """
+    out: dict[str, str] = {}
+    for label in SCALING_LABELS:
+        pad = max(0, size - len(label) - 1)
+        out[f"{label!r} + spaces"] = label + " " * pad + "x"
+        out[f"{label!r} + space-tabs"] = (label + " \t" * (pad // 2 + 1))[:size - 1] + "x"
+        out[f"{label!r} + newlines"] = label + "\n" * pad + "x"
+    for unit in SCALING_UNITS:
+        out[f"{unit!r} repeated"] = unit * min(size // 2, size // len(unit))
+    return out
+
+
+def best_time(entry: ParserEntry, text: str, repeat: int = 3, limit: float = 5.0) -> float:
+    """The fastest of ``repeat`` calls of ``entry`` on ``text`` (a pause on a
+    loaded machine is not slow every time; a slow reader is)."""
+    return min(check_total(entry, text, limit=limit) for _ in range(repeat))

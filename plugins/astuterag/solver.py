@@ -6,6 +6,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
+from conflict_eval.answers.failures import generate_state
 from conflict_eval.plugins.polluted_kb.build import QUESTION_TEMPLATE
 from conflict_eval.plugins.polluted_kb.shared import shared_generate
 from conflict_eval.plugins.polluted_kb.rag import (
@@ -68,13 +69,13 @@ def astuterag(k: int = 5, retriever: str = "dense", n_internal: int = 1, iterati
             record_retrieval(state, [record.question], [h.id for h in hits])
         store.internal = (await shared_generate(
             state, model, INTERNAL_TEMPLATE.format(n=n_internal, question=record.question),
-            counter=counter)).completion
+            counter=counter, what="AstuteRAG internal knowledge")).completion
         context = initial_context(store.internal, hits)
         last = FIRST_ROUND
         for _ in range(iterations):
             last = (await shared_generate(state, model, CONSOLIDATE_TEMPLATE.format(
                 context=context, last_context=last, question=record.question),
-                counter=counter)).completion.strip()
+                counter=counter, what="AstuteRAG consolidation")).completion.strip()
             store.consolidated.append(last)
         store.shared_calls = counter.get("reused", 0)
         transcript().info({"internal": store.internal, "consolidated": store.consolidated},
@@ -82,12 +83,12 @@ def astuterag(k: int = 5, retriever: str = "dense", n_internal: int = 1, iterati
         if given:  # the dataset's own question over the consolidated context
             prompt = answer_prompt(record, last or "(empty)")
             state.messages = [ChatMessageUser(content=prompt)]
-            state = await generate(state)
+            state = await generate_state(generate, state, "AstuteRAG")
             finish_prefilled_answer(state, prompt)
             return state
         prompt = QUESTION_TEMPLATE.format(question=record.question, documents=last or "(empty)",
                                           answer=record.extra["candidate"])
         state.messages = [ChatMessageUser(content=prompt)]
-        return await generate(state)
+        return await generate_state(generate, state, "AstuteRAG")
 
     return solve

@@ -62,6 +62,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from conflict_eval.answers.failures import generate_checked
 from conflict_eval.plugins.knowledge_sources.sources import search_async
 from conflict_eval.answers.text_metrics import normalize_atomr
 
@@ -167,11 +168,11 @@ class Executor:
         retry = self.cap(retry_tokens) if retry_tokens else None
         self.llm_calls[step] += 1
         self.last_truncation: dict[str, Any] | None = None
-        out = await self.model.generate(prompt, config=GenerateConfig(max_tokens=first))
+        out = await generate_checked(self.model, prompt, f"AtomR {step}", config=GenerateConfig(max_tokens=first))
         if out.stop_reason == "max_tokens" and retry and retry > first:
             self.llm_calls[step] += 1
             self.truncation_retries[step] += 1
-            out = await self.model.generate(prompt, config=GenerateConfig(max_tokens=retry))
+            out = await generate_checked(self.model, prompt, f"AtomR {step}", config=GenerateConfig(max_tokens=retry))
             self.last_truncation = {"budget": first, "retry_budget": retry,
                                     "still_truncated": out.stop_reason == "max_tokens"}
         return out.completion

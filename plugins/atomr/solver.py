@@ -32,6 +32,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
+from conflict_eval.answers.failures import generate_checked
 from conflict_eval.records import ConflictQA
 
 from . import prompts
@@ -351,7 +352,7 @@ def _closed_book(style: str, template: str, max_tokens: int) -> Solver:
         state.messages = [ChatMessageUser(content=prompt)]
         cap = max_tokens_cap(model)
         budget = max_tokens if cap is None else max(1, min(max_tokens, cap))
-        out = await model.generate(prompt, config=GenerateConfig(max_tokens=budget))
+        out = await generate_checked(model, prompt, "AtomR", config=GenerateConfig(max_tokens=budget))
         store = state.store_as(BaselineStore)
         store.reply = out.completion
         answer = parse_closed_book(out.completion, style)
@@ -410,7 +411,7 @@ def atomr_standard_rag(
         state.messages = [ChatMessageUser(content=prompt)]
         cap = max_tokens_cap(model)
         budget = max_tokens if cap is None else max(1, min(max_tokens, cap))
-        out = await model.generate(prompt, config=GenerateConfig(max_tokens=budget))
+        out = await generate_checked(model, prompt, "AtomR", config=GenerateConfig(max_tokens=budget))
         store.reply = out.completion
         store.passages = {s: [{"id": h.id, "title": h.title, "text": h.text} for h in hs]
                           for s, hs in hits.items()}

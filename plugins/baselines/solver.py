@@ -20,6 +20,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel, span
 from pydantic import Field
 
+from conflict_eval.answers.failures import generate_state
 from conflict_eval.answers import restore_prefill
 from conflict_eval.records import ConflictQA
 
@@ -82,7 +83,7 @@ async def _call(state: TaskState, generate: Generate, store: BaselineStore,
     """One model call on a fresh conversation; returns the reply with prefill restored."""
     async with span(phase):
         state.messages = [ChatMessageUser(content=prompt)]
-        state = await generate(state)
+        state = await generate_state(generate, state, "the baseline")
         reply = restore_prefill(prompt, state.output.completion)
         state.output.completion = reply
         store.calls.append({"phase": phase, "prompt": prompt, "reply": reply})

@@ -37,6 +37,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
+from conflict_eval.answers.failures import generate_state
 from conflict_eval.plugins.polluted_kb.shared import shared_generate
 from conflict_eval.plugins.polluted_kb.rag import (
     check_retriever,
@@ -148,7 +149,7 @@ def conflict_exposure(
 
         async def ask(prompt: str) -> str:
             counter: dict[str, int] = {}
-            out = await shared_generate(state, model, prompt, counter=counter)
+            out = await shared_generate(state, model, prompt, counter=counter, what="Conflict Exposure")
             store.model_calls += counter.get("made", 0)
             store.shared_calls += counter.get("reused", 0)
             return out.completion
@@ -222,6 +223,6 @@ def conflict_exposure(
         # 4. answer
         state.messages = [ChatMessageUser(content=final_prompt(record, docs))]
         store.model_calls += 1
-        return await generate(state)
+        return await generate_state(generate, state, "Conflict Exposure")
 
     return solve

@@ -10,6 +10,7 @@ The reply is left as the output; ``memorization_ratio`` (or
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from conflict_eval.answers.failures import generate_state
 from conflict_eval.records import LETTERS, ConflictQA
 
 from .prompts import CONFLICTQA_TEMPLATE, SINGLE_SOURCE_KNOWLEDGE, SYSTEM_PROMPT
@@ -47,6 +48,6 @@ def conflictqa_mc(template: str = CONFLICTQA_TEMPLATE, system_prompt: bool = Tru
         prompt = format_prompt(record, template)
         state.messages = ([ChatMessageSystem(content=SYSTEM_PROMPT)] if system_prompt else []) + [
             ChatMessageUser(content=prompt)]
-        return await generate(state)
+        return await generate_state(generate, state, "ConflictQA")
 
     return solve

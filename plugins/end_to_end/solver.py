@@ -3,6 +3,7 @@
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from conflict_eval.answers.failures import generate_state
 from conflict_eval.answers import first_tagged_answer, restore_prefill
 from conflict_eval.records import ConflictQA
 
@@ -54,7 +55,7 @@ def end_to_end(
         record = state.metadata_as(ConflictQA)
         prompt = format_prompt(record, template, free_form_template)
         state.messages = [ChatMessageUser(content=prompt)]
-        state = await generate(state)
+        state = await generate_state(generate, state, "end-to-end")
         finish_prefilled_answer(state, prompt)
         return state
 

@@ -24,9 +24,11 @@ from dataclasses import dataclass
 from conflict_eval.answers import clip
 from conflict_eval.answers.text_metrics import normalize_squad
 
-_ANSWER = re.compile(r"\banswer\s*\**\s*:\s*\**", re.I)
+# ``[\s*]*`` where ``\s*\**\s*`` would do: two adjacent white-space runs make
+# a marker followed by a long white-space run (and no colon) quadratic.
+_ANSWER = re.compile(r"\banswer[\s*]*:[\s*]*", re.I)
 _EXPLANATION = re.compile(r"\bexplanation\b", re.I)
-_ALL_CORRECT = re.compile(r"all\s+correct\s+answers?\s*\**\s*:\s*\**\s*", re.I)
+_ALL_CORRECT = re.compile(r"all\s+correct\s+answers?[\s*]*:[\s*]*", re.I)
 MAX_LIST_CHARS = 2000
 """A longer answer list is a failure (a 128-token reply is about 600 characters);
 keeps the quoted-item fallback below well within linear-ish time."""

@@ -34,6 +34,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState
 from pydantic import ValidationError
 
+from conflict_eval.answers.failures import checked
 from conflict_eval.records import ConflictQA
 
 from .parse import parse_verdict
@@ -205,7 +206,8 @@ def overrationalization(grader_max_tokens: int | None = 256,
                          metadata={"trace_source": source})
         prompt = judge_prompt(state, trace, judge_template)
         model, grader_source = resolve_grader()
-        output = await model.generate(prompt, config=GenerateConfig(temperature=0.0, max_tokens=grader_max_tokens))
+        output = checked(await model.generate(prompt, config=GenerateConfig(temperature=0.0, max_tokens=grader_max_tokens)),
+                         "the over-rationalization grader", model)
         reply = output.completion
         verdict = parse_verdict(reply)
         judged = verdict.rationalizes is not None

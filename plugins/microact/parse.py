@@ -349,9 +349,12 @@ class VerdictParse:
 # Leading markup a line may carry before its verdict: white space, bold/italic,
 # headings, quotes, bullets, fences' backticks, tags such as <verdict>.
 _LEAD = re.compile(r"(?:[\s*_#>`~•-]|<[A-Za-z/][\w-]{0,30}>)*")
+# No two adjacent unbounded runs of the same characters anywhere below (a
+# label followed by 20,000 spaces and no colon would be read in quadratic time):
+# optional markup between white-space runs is one optional group.
 _LABEL = re.compile(
     r"(?:final[ \t]+)?(?:verdict|answer|judge?ment|decision|over[- ]?rationali[sz]ation)"
-    r"[ \t]*[*_]{0,2}[ \t]*[:=\-–][ \t]*", re.IGNORECASE)
+    r"[ \t]*(?:[*_]{1,2}[ \t]*)?[:=\-–][ \t]*", re.IGNORECASE)
 _WORD = re.compile(r"(yes|no)(?![\w'’/])", re.IGNORECASE)
 # After the verdict word: end of line, or punctuation then anything -- but not
 # "yes or no", "yes/no", "yes and no", "no, yes".
@@ -359,9 +362,26 @@ _AMBIGUOUS_TAIL = re.compile(r"[\s*_,]*(?:/|or\b|and\b|yes\b|no\b)", re.IGNORECA
 # "YES. The ...", "No, it ...", "**YES** - it ...": punctuation, not a word
 # ("No evidence supports ..." is explanation, not a verdict).
 _GOES_ON = re.compile(r"[ \t]*[.,:;!\-–—()*_]")
-_CLOSES = re.compile(r"[\s*_.!`)\]]*(?:</[\w-]{1,30}>)?[\s*_.!`]*$")
+_CLOSE_TAG = re.compile(r"</[\w-]{1,30}>")
+_CLOSING_MARKUP = frozenset("*_.!`")
+_CLOSING_MARKUP_BRACKETS = frozenset("*_.!`)]")
+
+
+def _closes(text: str, pos: int = 0) -> bool:
+    """Whether ``text[pos:]`` is only closing markup: ``[\\s*_.!`)\\]]*``, an
+    optional closing tag ``</name>``, then ``[\\s*_.!`]*`` to the end (read
+    from the end in one pass; the equivalent regex backtracks quadratically
+    on a long white-space run followed by other text)."""
+    end = len(text)
+    while end > pos and (text[end - 1].isspace() or text[end - 1] in _CLOSING_MARKUP):
+        end -= 1
+    if end > pos and text[end - 1] == ">":
+        start = text.rfind("</", max(pos, end - 34), end)
+        if start >= 0 and _CLOSE_TAG.fullmatch(text, start, end):
+            end = start
+    return all(c.isspace() or c in _CLOSING_MARKUP_BRACKETS for c in text[pos:end])
 _LABEL_ANYWHERE = re.compile(
-    r"\bverdict[ \t]*[*_]{0,2}[ \t]*[:=][ \t]*[*_]{0,2}[ \t]*(yes|no)(?![\w'’/])", re.IGNORECASE)
+    r"\bverdict[ \t]*(?:[*_]{1,2}[ \t]*)?[:=][ \t]*(?:[*_]{1,2}[ \t]*)?(yes|no)(?![\w'’/])", re.IGNORECASE)
 
 
 def _line_verdict(line: str, first: bool) -> bool | None:
@@ -381,13 +401,13 @@ def _line_verdict(line: str, first: bool) -> bool | None:
         rest = line[m.end():]
         if _AMBIGUOUS_TAIL.match(rest):
             return None
-        if _CLOSES.match(rest) or ((first or label is not None) and _GOES_ON.match(rest)):
+        if _closes(rest) or ((first or label is not None) and _GOES_ON.match(rest)):
             return m.group(1).lower() == "yes"
         return None
     tail = None
     for tail in _LABEL_ANYWHERE.finditer(line):
         pass
-    if tail is not None and _CLOSES.match(line, tail.end()):
+    if tail is not None and _closes(line, tail.end()):
         return tail.group(1).lower() == "yes"
     return None
 

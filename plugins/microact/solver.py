@@ -37,6 +37,7 @@ from inspect_ai.util import StoreModel, span
 from pydantic import Field
 
 from conflict_eval.answers import loggable_output
+from conflict_eval.answers.failures import checked
 from conflict_eval.plugins.end_to_end.solver import finish_prefilled_answer
 from conflict_eval.records import ConflictQA
 
@@ -125,7 +126,7 @@ class _Session:
 
     # -- model calls -------------------------------------------------------
     async def call(self, messages: list[ChatMessage]):
-        output = loggable_output(await self.model.generate(messages))
+        output = loggable_output(checked(await self.model.generate(messages), "Micro-Act", self.model))
         self.calls += 1
         if output.usage is not None:
             self.input_tokens += output.usage.input_tokens

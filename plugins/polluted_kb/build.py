@@ -39,6 +39,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from conflict_eval.answers.failures import generate_checked
 from conflict_eval.records import BadField, ConflictQA, Passage, Row, convert_rows, read_jsonl
 
 from .kb import POLLUTION_TYPES, KBDocument, KBMeta, KBQuestion, PollutedKB, Prescreen
@@ -243,7 +244,7 @@ async def _ask(model, prompt: str, max_tokens: int, seed: int) -> str:
     from inspect_ai.model import GenerateConfig
 
     config = GenerateConfig(temperature=GENERATE["temperature"], max_tokens=max_tokens, seed=seed)
-    output = await model.generate(prompt, config=config)
+    output = await generate_checked(model, prompt, "the polluted-KB builder", config=config)
     return output.completion
 
 

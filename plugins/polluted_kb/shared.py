@@ -27,6 +27,7 @@ from inspect_ai.log import transcript
 from inspect_ai.model import GenerateConfig, ModelOutput
 from inspect_ai.solver import TaskState
 
+from conflict_eval.answers.failures import generate_checked
 from conflict_eval.answers.reuse import reuse_for
 
 SHARE_GROUP = "share_group"
@@ -49,20 +50,22 @@ def share_group(state: TaskState) -> tuple[str, int] | None:
 
 
 async def shared_generate(state: TaskState, model, input: str | list, config: GenerateConfig | None = None,
-                          counter: dict[str, int] | None = None) -> ModelOutput:
+                          counter: dict[str, int] | None = None, what: str = "the model") -> ModelOutput:
     """``model.generate(input, config=config)``, made once per share group.
 
     ``counter`` (if given) gets ``made`` / ``reused`` incremented, so a method
-    can record how many of its calls were shared.
+    can record how many of its calls were shared. A failed call (an empty
+    ``choices`` list...) raises :class:`~conflict_eval.answers.failures.ModelOutputError`
+    (``what`` names the call) and is not shared.
     """
     kwargs = {"config": config} if config is not None else {}
     group = share_group(state)
     reuse = reuse_for(model) if group is not None else None
     if reuse is None:
-        out, reused = await model.generate(input, **kwargs), False
+        out, reused = await generate_checked(model, input, what, **kwargs), False
     else:
         key = (group[0], state.epoch, _fingerprint(input, config))
-        out, reused = await reuse.call(key, lambda: model.generate(input, **kwargs), uses=group[1])
+        out, reused = await reuse.call(key, lambda: generate_checked(model, input, what, **kwargs), uses=group[1])
     _count(counter, "reused" if reused else "made")
     if reused:
         transcript().info({"reused_call_of_share_group": group[0]}, source="shared call")

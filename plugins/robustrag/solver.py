@@ -38,6 +38,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
+from conflict_eval.answers.failures import generate_state
 from conflict_eval.plugins.polluted_kb.build import QUESTION_TEMPLATE
 from conflict_eval.plugins.polluted_kb.shared import shared_generate
 from conflict_eval.plugins.polluted_kb.rag import (
@@ -130,7 +131,7 @@ def robustrag(
     async def ask(state: TaskState, model, prompt: str) -> str:
         messages = ([ChatMessageSystem(content=system)] if system else []) + [ChatMessageUser(content=prompt)]
         counter: dict[str, int] = {}
-        out = await shared_generate(state, model, messages, config, counter=counter)
+        out = await shared_generate(state, model, messages, config, counter=counter, what="RobustRAG")
         state.store_as(RobustRAGStore).shared_calls += counter.get("reused", 0)
         return clean(out.completion, templates)
 
@@ -164,7 +165,7 @@ def robustrag(
         prompt = QUESTION_TEMPLATE.format(question=record.question, documents=documents,
                                           answer=record.extra["candidate"])
         state.messages = [ChatMessageUser(content=prompt)]
-        return await generate(state)
+        return await generate_state(generate, state, "RobustRAG")
 
     # eval metadata (conflict_eval.components.compose puts it under "method_info")
     solve.info = {"robustrag_templates": templates, "aggregation": aggregation,

@@ -9,6 +9,7 @@ from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from conflict_eval.answers.failures import generate_state
 from conflict_eval.plugins.end_to_end.solver import finish_prefilled_answer
 from conflict_eval.plugins.polluted_kb.rag import (
     check_retriever,
@@ -42,7 +43,7 @@ def standard_rag(k: int = 5, retriever: str = "dense") -> Solver:
             transcript().info({"given_documents": len(docs)}, source="standard_rag")
             prompt = documents_prompt(record, docs)
             state.messages = [ChatMessageUser(content=prompt)]
-            state = await generate(state)
+            state = await generate_state(generate, state, "standard RAG")
             finish_prefilled_answer(state, prompt)
             return state
         record = kb_record(state)
@@ -50,6 +51,6 @@ def standard_rag(k: int = 5, retriever: str = "dense") -> Solver:
         record_retrieval(state, [record.question], [h.id for h in hits])
         transcript().info({"retrieved": [h.id for h in hits]}, source="standard_rag")
         state.messages = [ChatMessageUser(content=final_prompt(record, hits))]
-        return await generate(state)
+        return await generate_state(generate, state, "standard RAG")
 
     return solve

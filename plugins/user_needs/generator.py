@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 
+from conflict_eval.answers.failures import generate_checked
 from conflict_eval.answers import clip, tag_bodies
 
 from .parse import parse_output
@@ -222,7 +223,8 @@ async def _ask(model, report: Report, prompt: str, system: str | None = None, co
     from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 
     messages = ([ChatMessageSystem(content=system)] if system else []) + [ChatMessageUser(content=prompt)]
-    out = await model.generate(messages, config=config) if config is not None else await model.generate(messages)
+    kwargs = {"config": config} if config is not None else {}
+    out = await generate_checked(model, messages, "the user-needs generator", **kwargs)
     report.calls += 1
     if out.usage is not None:
         report.input_tokens += out.usage.input_tokens

@@ -6,6 +6,7 @@ from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from conflict_eval.answers.failures import generate_state
 from conflict_eval.records import ConflictQA
 
 from .grid import parse_list
@@ -48,6 +49,6 @@ def user_need_prompt(user_need: str | None = None) -> Solver:
                            "n_contexts": len(record.evidence),
                            "relevant_position": record.extra.get("relevant_position")})
         state.messages = [ChatMessageSystem(content=system), ChatMessageUser(content=user)]
-        return await generate(state)
+        return await generate_state(generate, state, "user-needs")
 
     return solve

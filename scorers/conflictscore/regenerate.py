@@ -38,6 +38,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
+from conflict_eval.answers.failures import generate_checked
 from conflict_eval.records import LETTERS
 
 from . import metrics
@@ -186,8 +187,8 @@ def conflict_regenerate(
         store.flagged = True
         store.selected_claim = result.claims[claim]
         prompt = regeneration_prompt(state.input_text, documents, original, result, claim, options)
-        out = await get_model().generate([ChatMessageUser(content=prompt)],
-                                         config=GenerateConfig(max_tokens=max_tokens) if max_tokens else GenerateConfig())
+        out = await generate_checked(get_model(), [ChatMessageUser(content=prompt)], "the regeneration",
+                                     config=GenerateConfig(max_tokens=max_tokens) if max_tokens else GenerateConfig())
         store.regenerated_response = out.completion
         if options:
             parsed = parse_table14_choice(out.completion, options)

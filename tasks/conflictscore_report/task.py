@@ -33,6 +33,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from conflict_eval.answers.failures import generate_state
 from conflict_eval.components.catalog import dataset_record
 from conflict_eval.records import BadField, Row, convert_rows, read_json_or_jsonl
 from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS, Options
@@ -113,7 +114,7 @@ def write_report(strategy: str | None = None) -> Solver:
         md = state.metadata
         prompt = report_prompt(strategy or md["strategy"], md["main_entity"], md["documents"])
         state.messages = [ChatMessageUser(content=prompt)]
-        return await generate(state)
+        return await generate_state(generate, state, "the report writer")
 
     return solve
 

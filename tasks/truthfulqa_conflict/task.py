@@ -35,6 +35,8 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 
+from conflict_eval.answers.failures import generate_checked
+from conflict_eval.answers.failures import generate_state
 from conflict_eval.components.catalog import dataset_record
 from conflict_eval.records import LETTERS, ConflictQA
 from conflict_eval.scorers.conflictscore.parse import parse_rag_choice
@@ -73,7 +75,7 @@ def rag_answer() -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         state.messages = [ChatMessageUser(content=_prompt(RAG_TEMPLATE, state))]
-        return await generate(state)
+        return await generate_state(generate, state, "the RAG answer")
 
     return solve
 
@@ -84,7 +86,8 @@ def control_rag_answer() -> Solver:
     final output stays the Regenerated-RAG answer)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        out = await get_model().generate([ChatMessageUser(content=_prompt(CONTROL_RAG_TEMPLATE, state))])
+        out = await generate_checked(get_model(), [ChatMessageUser(content=_prompt(CONTROL_RAG_TEMPLATE, state))],
+                                     "the Control-RAG answer")
         state.store_as(ControlStore).reply = out.completion
         return state
 
