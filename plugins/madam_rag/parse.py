@@ -69,12 +69,20 @@ def answers_unchanged(previous: list[str], current: list[str]) -> bool:
     True
     >>> answers_unchanged(["1963", "1956"], ["1963", "1998"])
     False
+
+    One departure: an empty answer (after normalisation) on either side is a
+    change, never "unchanged" -- the empty string is contained in every
+    answer, so with the plain test one agent that said nothing would stop
+    the debate.
+
+    >>> answers_unchanged(["1963"], [""]), answers_unchanged([""], ["1963"]), answers_unchanged([""], [""])
+    (False, False, False)
     """
     if len(previous) != len(current):
         raise ValueError(f"{len(previous)} previous answers but {len(current)} current ones")
     for old, new in zip(previous, current):
         a, b = normalize_squad(old), normalize_squad(new)
-        if not (a in b or b in a):
+        if not a or not b or not (a in b or b in a):
             return False
     return True
 

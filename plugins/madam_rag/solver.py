@@ -28,17 +28,17 @@ the stop reason, calls and tokens.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageUser, GenerateConfig, ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import StoreModel, span
+from inspect_ai.util import StoreModel, collect, span
 from pydantic import Field
 
 from conflict_eval.answers import loggable_output
+from conflict_eval.answers.failures import generate_checked
 from conflict_eval.records import ConflictQA
 
 from . import prompts as P
@@ -107,8 +107,9 @@ def madam_rag(rounds: int = 3, max_tokens: int = 128) -> Solver:
         model = get_model()
         usage = {"calls": 0, "input": 0, "output": 0}
 
-        async def call(prompt: str) -> ModelOutput:
-            output = loggable_output(await model.generate([ChatMessageUser(content=prompt)], config=config))
+        async def call(prompt: str, what: str) -> ModelOutput:
+            output = loggable_output(await generate_checked(model, [ChatMessageUser(content=prompt)], what,
+                                                            config=config))
             usage["calls"] += 1
             if output.usage is not None:
                 usage["input"] += output.usage.input_tokens
@@ -124,14 +125,14 @@ def madam_rag(rounds: int = 3, max_tokens: int = 128) -> Solver:
                                                                   history=history))
                 else:  # round 1, or a lone agent (the authors' `if history:`)
                     prompts.append(P.AGENT_TEMPLATE.format(question=record.question, document=doc))
-            outputs = await asyncio.gather(*(call(p) for p in prompts))
+            outputs = await collect(*(call(p, f"MADAM-RAG agent {i + 1}") for i, p in enumerate(prompts)))
             store.agent_calls += len(outputs)
             return [o.completion.strip() for o in outputs]
 
         async def aggregate(responses: list[str]) -> tuple[str, ModelOutput]:
             prompt = P.AGGREGATOR_TEMPLATE.format(question=record.question, responses=_joined(responses))
             store.aggregator_calls += 1
-            return prompt, await call(prompt)
+            return prompt, await call(prompt, "the MADAM-RAG aggregator")
 
         previous: list[str] | None = None
         previous_answers: list[str] = []

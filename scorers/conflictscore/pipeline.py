@@ -202,17 +202,23 @@ async def _generate_output(model, prompt: str, max_tokens: int | None, dedupe: b
     Balanced samples label the same claims against the same documents. A
     concurrent identical call waits for the first one instead of racing it.
     The memory is per model object and event loop (one ``eval()`` run); a
-    failed call is not remembered (:mod:`conflict_eval.answers.reuse`)."""
+    failed call is not remembered (:mod:`conflict_eval.answers.reuse`). A
+    call with no output (an empty ``choices`` list...) raises
+    :class:`~conflict_eval.answers.failures.ModelOutputError`: the sample
+    errors (retried under ``--retry-on-error``), no cell is labelled from it."""
     from inspect_ai.model import GenerateConfig
 
     from conflict_eval.answers.reuse import reuse_for
 
+    from conflict_eval.answers.failures import generate_checked
+
     config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
     reuse = reuse_for(model) if dedupe else None
+    # a failed call (empty choices...) raises, so it is never a label and never shared
     if reuse is None:
-        return await model.generate(prompt, config=config), False
+        return await generate_checked(model, prompt, "the ConflictScore grader", config=config), False
     key = hashlib.sha256(f"{max_tokens}\0{prompt}".encode("utf-8", "surrogatepass")).hexdigest()
-    return await reuse.call(key, lambda: model.generate(prompt, config=config))
+    return await reuse.call(key, lambda: generate_checked(model, prompt, "the ConflictScore grader", config=config))
 
 
 async def _generate(model, prompt: str, opts: Options) -> tuple[str, bool]:

@@ -24,10 +24,22 @@ Choices (see README):
   :func:`parse.parse_table14_choice` (``B – The placenta``, dash/colon/
   period/paren variants, lowercase, bold, preambles); an unreadable reply is
   recorded in ``regeneration_parse_failure`` and scored wrong.
-* **Undefined scores**: when ConflictScore is undefined for the answer (no
-  label parsed, failed decomposition), no claim is conflicted, so nothing is
-  fed back; ``cs_c``/``cs_r`` stay ``None`` in the store and the reason is in
-  ``conflict["undefined_reason"]``.
+* **Unreadable grader replies never hide a conflict.** A claim whose
+  failed cells (grader replies that could not be read) could make it
+  conflicted (``metrics.conflict_bounds`` worst case) is *possibly*
+  conflicted: when no claim is conflicted on its labelled cells but one is
+  possibly conflicted, the answer is regenerated all the same, with
+  ``flagged`` and ``flag_undetermined`` set and the unreadable documents
+  named in the feedback (``UNDETERMINED DOCUMENTS``); a scorer then takes
+  the worse of the kept and the regenerated answer (the flag depends on
+  what the grader could not say). ``claims_undetermined`` counts the
+  claims with a failed cell. An answer whose claims were all labelled, or
+  whose failed cells cannot make any claim conflicted, is handled as
+  before.
+* **Undefined scores**: when ConflictScore is undefined for the answer
+  (failed decomposition, or no label parsed and no claim that could be
+  conflicted), nothing is fed back; ``cs_c``/``cs_r`` stay ``None`` in the
+  store and the reason is in ``conflict["undefined_reason"]``.
 """
 
 from __future__ import annotations
@@ -96,6 +108,11 @@ class RegenerationStore(StoreModel):
     cs_c: float | None = None
     cs_r: float | None = None
     flagged: bool = False
+    """Regenerated: a claim is conflicted, or possibly conflicted (``flag_undetermined``)."""
+    flag_undetermined: bool = False
+    """Flagged only because unreadable grader replies could make a claim conflicted."""
+    claims_undetermined: int = 0
+    """Claims with at least one unreadable grader reply."""
     selected_claim: str | None = None
     conflict: dict = Field(default_factory=dict)
     regenerated_response: str | None = None
@@ -114,7 +131,23 @@ def conflict_details(result: ConflictResult, claim: int) -> str:
         cells = [c for c in result.cells if c.claim == claim and c.label == label]
         lines.append(f"{name} DOCUMENTS: " + ", ".join(f"Doc {c.document + 1}" for c in cells))
         lines += [f"- Doc {c.document + 1}: {c.snippet}" for c in cells if c.snippet]
+    failed = [j for j, x in enumerate(result.matrix[claim]) if x is None]
+    if failed:
+        lines.append("UNDETERMINED DOCUMENTS (no readable label): " + ", ".join(f"Doc {j + 1}" for j in failed))
     return "\n".join(lines)
+
+
+def possibly_conflicted(matrix: metrics.Matrix) -> int | None:
+    """A claim that is not conflicted on its labelled cells but would be with
+    some labelling of its failed cells (the one with the most labelled
+    documents, then the earliest), or ``None``."""
+    best, key = None, None
+    for i, row in enumerate(matrix):
+        if metrics.conflict_bounds(row)[1] and not metrics.is_conflicted(row):
+            k = (metrics.failed_cells(row), i)
+            if key is None or k < key:
+                best, key = i, k
+    return best
 
 
 def _option_lines(options: list[str]) -> str:
@@ -180,7 +213,11 @@ def conflict_regenerate(
         result = await conflict_score(response, documents, opts, model, source)
         store.cs_c, store.cs_r = result.cs_c, result.cs_r
         store.conflict = result.metadata()
+        store.claims_undetermined = metrics.undetermined_claims(result.matrix)
         claim = metrics.most_conflicted(result.matrix)
+        if claim is None:
+            claim = possibly_conflicted(result.matrix)
+            store.flag_undetermined = claim is not None
         if claim is None:
             transcript().info(f"conflict_regenerate: no conflicted claim (CS-C={result.cs_c}); answer kept")
             return state
@@ -198,7 +235,9 @@ def conflict_regenerate(
         state.messages.append(ChatMessageUser(content=prompt))
         state.messages.append(out.message)
         state.output = out
-        transcript().info(f"conflict_regenerate: claim {store.selected_claim!r} flagged; regenerated")
+        transcript().info(f"conflict_regenerate: claim {store.selected_claim!r} "
+                          f"{'possibly conflicted (unreadable grader replies)' if store.flag_undetermined else 'flagged'}"
+                          "; regenerated")
         return state
 
     return solve

@@ -20,8 +20,19 @@ flags, original wrong / correct counts, improve rate, harm rate and net
 improvement (Table 5). Failure rules: an unparseable answer (RAG, Control-RAG,
 or the Table 14 reply, read by ``parse_table14_choice``) is wrong and
 counted; an answer whose ConflictScore is undefined (no grader label parsed)
-is not flagged and is counted in ``cs_undefined``; ``label_coverage`` pools
-labelled / all (claim, document) pairs.
+is counted in ``cs_undefined``; ``label_coverage`` pools labelled / all
+(claim, document) pairs.
+
+An unreadable grader reply never hides a conflict: an answer whose claim
+could be conflicted under some labelling of its unreadable cells is
+flagged and regenerated (``flagged_undetermined``, total), Regenerated-RAG
+scores the worse of the kept and the regenerated answer, and the effect
+metrics are their worst case over which such answers belong to the flagged
+set (``improve_harm_worst``; ``effect`` also reports
+``flagged_undetermined``). ``claims_undetermined`` (total) counts the claims
+with an unreadable grader reply. So a grader unreadable on some cells never
+raises an accuracy, improve rate or net improvement, nor lowers ``flagged``
+or the harm rate, against what a readable grader gives.
 """
 
 from __future__ import annotations
@@ -35,8 +46,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 
-from conflict_eval.answers.failures import generate_checked
-from conflict_eval.answers.failures import generate_state
+from conflict_eval.answers.failures import generate_checked, generate_state
 from conflict_eval.components.catalog import dataset_record
 from conflict_eval.records import LETTERS, ConflictQA
 from conflict_eval.scorers.conflictscore.parse import parse_rag_choice
@@ -118,14 +128,67 @@ def improve_harm(items: list[tuple[bool, bool]]) -> dict[str, float]:
     }
 
 
+def _worst_mean(fixed: list[float], optional: list[float], lowest: bool) -> float:
+    """The lowest (``lowest``) or highest mean of ``fixed`` plus any subset of
+    ``optional``; NaN when every choice is empty. (The extreme mean over
+    subsets takes a prefix of ``optional`` sorted towards that extreme.)"""
+    ordered = sorted(optional, reverse=not lowest)
+    means = []
+    total, n = float(sum(fixed)), len(fixed)
+    for k in range(len(ordered) + 1):
+        if k:
+            total, n = total + ordered[k - 1], n + 1
+        if n:
+            means.append(total / n)
+    if not means:
+        return float("nan")
+    return min(means) if lowest else max(means)
+
+
+def improve_harm_worst(flagged: list[tuple[bool, bool]], undetermined: list[tuple[bool, bool]]) -> dict[str, float]:
+    """Table 5 when some items are flagged only because the grader could not
+    be read (``undetermined``: each may or may not belong to the flagged
+    set): every rate is its worst case over which of them belong -- the
+    lowest improve rate and net improvement, the highest harm rate. The
+    counts ``orig_wrong`` / ``orig_correct`` include every item that may be
+    flagged; ``flagged_undetermined`` counts the undetermined ones. With no
+    undetermined item this is :func:`improve_harm`.
+
+    >>> improve_harm_worst([(False, True)], [(False, False)])["improve_rate"]  # 1/1 or 1/2: worst 0.5
+    0.5
+    >>> improve_harm_worst([(True, True)], [(True, False)])["harm_rate"]  # 0/1 or 1/2: worst 0.5
+    0.5
+    """
+    both = flagged + undetermined
+    out = improve_harm(both)
+
+    def step(before: bool, after: bool) -> float:
+        return 1.0 if after and not before else -1.0 if before and not after else 0.0
+
+    out["improve_rate"] = _worst_mean([float(a) for b, a in flagged if not b],
+                                      [float(a) for b, a in undetermined if not b], lowest=True)
+    out["harm_rate"] = _worst_mean([float(not a) for b, a in flagged if b],
+                                   [float(not a) for b, a in undetermined if b], lowest=False)
+    out["net_improve"] = _worst_mean([step(b, a) for b, a in flagged],
+                                     [step(b, a) for b, a in undetermined], lowest=True)
+    out["flagged_undetermined"] = float(len(undetermined))
+    return out
+
+
 @metric
 def regeneration_effect() -> Metric:
-    """:func:`improve_harm` over the samples ConflictScore flagged."""
+    """:func:`improve_harm` over the samples ConflictScore flagged; with
+    samples flagged only because grader replies were unreadable, the worst
+    case (:func:`improve_harm_worst`)."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
-        items = [(bool(s.score.metadata["rag_correct"]), bool(s.score.metadata["regenerated_correct"]))
-                 for s in scores if s.score.metadata and s.score.metadata.get("flagged")]
-        return improve_harm(items)
+        flagged, undetermined = [], []
+        for s in scores:
+            md = s.score.metadata or {}
+            if md.get("flagged"):
+                item = (bool(md["rag_correct"]), bool(md.get("regenerated_if_flagged", md["regenerated_correct"])))
+                (undetermined if md.get("flag_undetermined") else flagged).append(item)
+        return improve_harm_worst(flagged, undetermined)
 
     return compute
 
@@ -138,6 +201,7 @@ def _correct(reply: str, letters: str, options: list[str], gold: str) -> tuple[i
 
 @scorer(metrics={
     "rag": [mean()], "control_rag": [mean()], "regenerated_rag": [mean()], "flagged": [mean()],
+    "flagged_undetermined": [total()], "claims_undetermined": [total()],
     "rag_parse_failure": [mean()], "control_parse_failure": [mean()], "regenerated_parse_failure": [mean()],
     "effect": [regeneration_effect()], "cs_undefined": [total()], "label_coverage": [pooled_coverage()],
     "documents": [total()], "documents_mentioning_key_entity": [total(), mean()],
@@ -162,15 +226,22 @@ def truthfulqa_settings() -> Scorer:
         if regen.flagged:
             final = regen.regenerated_letter
             regenerated, regen_fail = int(final == gold), regen.regeneration_parse_failure
+            if_flagged = regenerated
+            if regen.flag_undetermined and rag < regenerated:
+                # flagged only through unreadable grader replies: the worse of the two answers
+                final, regenerated, regen_fail = rag_letter, rag, rag_fail
         else:
             final, regenerated, regen_fail = rag_letter, rag, rag_fail
+            if_flagged = None
         conflict = regen.conflict or {}
         # ConflictScore undefined for a scored answer (no label parsed): counted, never "no conflict"
         cs_undefined = int(regen.scored_response is not None and conflict.get("undefined_reason") is not None)
         labelled, pairs = conflict.get("labelled_pairs", 0), conflict.get("pairs", 0)
         return Score(
             value={"rag": rag, "control_rag": control, "regenerated_rag": regenerated,
-                   "flagged": int(regen.flagged), "rag_parse_failure": int(rag_fail is not None),
+                   "flagged": int(regen.flagged), "flagged_undetermined": int(regen.flag_undetermined),
+                   "claims_undetermined": regen.claims_undetermined,
+                   "rag_parse_failure": int(rag_fail is not None),
                    "control_parse_failure": int(control_fail is not None),
                    "regenerated_parse_failure": int(regen_fail is not None), "effect": 0,
                    "cs_undefined": cs_undefined,
@@ -179,7 +250,8 @@ def truthfulqa_settings() -> Scorer:
             answer=final,
             explanation=f"gold {gold}; RAG {rag_letter}; Control-RAG {control_letter}; "
                         f"Regenerated-RAG {final} (flagged={regen.flagged})",
-            metadata={"flagged": regen.flagged, "rag_correct": rag, "regenerated_correct": regenerated,
+            metadata={"flagged": regen.flagged, "flag_undetermined": regen.flag_undetermined,
+                      "rag_correct": rag, "regenerated_correct": regenerated, "regenerated_if_flagged": if_flagged,
                       "rag_letter": rag_letter, "control_letter": control_letter, "regenerated_letter": final,
                       "parse_failures": {"rag": rag_fail, "control_rag": control_fail, "regenerated_rag": regen_fail},
                       "selected_claim": regen.selected_claim, "cs_c": regen.cs_c, "cs_r": regen.cs_r,

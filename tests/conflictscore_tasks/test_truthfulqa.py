@@ -172,15 +172,20 @@ def test_wrapper_reads_table14_replies(reply, letter):
     assert (store["RegenerationStore:regeneration_parse_failure"] is None) == (letter is not None)
 
 
-def test_wrapper_with_a_grader_that_never_labels_keeps_the_answer():
-    # no label parsed -> ConflictScore undefined -> nothing is conflicted, nothing fed back
-    model = scripted_model(["(B)"])
+def test_wrapper_with_a_grader_that_never_labels_regenerates_as_undetermined():
+    # no label parsed -> ConflictScore undefined, but with 3 unreadable documents the claim
+    # could be conflicted: it is regenerated, flagged as undetermined (issue 32)
+    model = scripted_model(["(B)", "A – Cats sleep a lot\nJustification: (Docs 1)"])
     log = eval(_mc_task(), model=model, model_roles={"grader": scripted_model(lambda p: "[" * 5000)}, display="none")[0]
     assert log.status == "success", log.error
     store = log.samples[0].store
-    assert store["RegenerationStore:flagged"] is False and store["RegenerationStore:cs_c"] is None
+    assert store["RegenerationStore:flagged"] is True and store["RegenerationStore:flag_undetermined"] is True
+    assert store["RegenerationStore:claims_undetermined"] == 1 and store["RegenerationStore:cs_c"] is None
     assert store["RegenerationStore:conflict"]["undefined_reason"] == "no label parsed"
     assert store["RegenerationStore:conflict"]["label_coverage"] == 0.0
+    prompt = model.script.calls[1][-1].text
+    assert "UNDETERMINED DOCUMENTS (no readable label): Doc 1, Doc 2, Doc 3" in prompt
+    assert "SUPPORTING DOCUMENTS: \n" in prompt and "CONTRADICTING DOCUMENTS: \n" in prompt
 
 
 def test_truthfulqa_counts_undefined_conflictscores(shared_data):
@@ -191,10 +196,13 @@ def test_truthfulqa_counts_undefined_conflictscores(shared_data):
     assert log.status == "success", log.error
     for s in log.samples:
         v = s.scores["truthfulqa_settings"].value
-        assert v["cs_undefined"] == 1 and v["flagged"] == 0 and v["label_coverage"] == 0.0
+        assert v["cs_undefined"] == 1 and v["label_coverage"] == 0.0
+        # 4 unreadable documents could make the answer conflicted: flagged, as undetermined
+        assert v["flagged"] == 1 and v["flagged_undetermined"] == 1 and v["claims_undetermined"] == 1
         assert s.scores["truthfulqa_settings"].metadata["cs_undefined_reason"] == "no label parsed"
     by = {sc.name: {k.split("/")[-1]: m.value for k, m in sc.metrics.items()} for sc in log.results.scores}
     assert by["cs_undefined"]["total"] == 2 and by["label_coverage"]["pooled_coverage"] == 0.0
+    assert by["claims_undetermined"]["total"] == 2 and by["effect"]["regeneration_effect_flagged_undetermined"] == 2
 
 
 @pytest.mark.parametrize("reply", ["<a>" * 20_000, "[" * 10_000, "Answer:" + " " * 50_000, "\ud800" * 5000],
