@@ -16,7 +16,7 @@ from conflict_eval.cli.options import DEFAULT_MODEL, parse_pairs
 from conflict_eval.cli.run import _newest_log
 from conflict_eval.runs import reproduce
 from conflict_eval.runs.cards import compare, find_card, metric_values, render_comparisons, shipped_cards
-from conflict_eval.runs.reproduce import estimate_card, sample_values, task_label
+from conflict_eval.runs.reproduce import estimate_card, parse_failure_counts, sample_values, task_label
 
 
 def cmd_reproduce(args) -> int:
@@ -63,11 +63,13 @@ def cmd_reproduce(args) -> int:
                 print(f"error: {log.error.message}", file=sys.stderr)
         print("not compared: a task did not succeed", file=sys.stderr)
         return 1
-    scored, parse_failures, errors = sample_values(logs)
+    scored, _, errors = sample_values(logs)
+    parse_failures, step_samples, steps = parse_failure_counts(logs)
     values = metric_values(scored, card.metric, card.among)
     print()
     total = len(scored) + errors
-    print(f"samples: {total} run, {errors} errored, {parse_failures} parse failures "
+    in_steps = f": {steps} unreadable step replies in {step_samples} samples" if steps else ""
+    print(f"samples: {total} run, {errors} errored, {parse_failures} parse failures{in_steps} "
           f"(scored as the card's scorer rules, never as a right answer), {len(values)} with the metric")
     if total and (parse_failures + errors) * 2 > total:
         print(f"warning: {100 * (parse_failures + errors) / total:.0f}% of the samples are parse failures "

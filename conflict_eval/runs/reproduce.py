@@ -59,6 +59,53 @@ def sample_values(logs) -> tuple[list[dict[str, float]], int, int]:
     return out, parse_failures, errors
 
 
+#: Keys of a method's per-step failure counts that count no reply (AtomR: nodes run by fallback).
+_NOT_STEPS = frozenset({"degraded_nodes"})
+
+
+def step_failures(scores: dict) -> int:
+    """Unreadable replies a method recorded *per step* in one sample's score
+    metadata: ``parse_failures`` as counts by step (AtomR: planning, source
+    selection, each operator) or reasons by setting (a non-empty reason
+    counts 1), and a baseline's ``parse_error``. A sample whose every step
+    failed may still hold an (empty) answer that no answer-level parse
+    failure flags."""
+    n = 0
+    for score in scores.values():
+        meta = score.metadata or {}
+        steps = meta.get("parse_failures")
+        if isinstance(steps, dict):
+            for key, v in steps.items():
+                if key in _NOT_STEPS or isinstance(v, bool):
+                    continue
+                if isinstance(v, int | float) and v > 0:
+                    n += int(v)
+                elif isinstance(v, str) and v:
+                    n += 1
+        if meta.get("parse_error"):
+            n += 1
+    return n
+
+
+def parse_failure_counts(logs) -> tuple[int, int, int]:
+    """``(samples with a parse failure of the answer or of a step, samples
+    with a step-level parse failure, step-level parse failures)`` over the
+    logs' error-free samples."""
+    from conflict_eval.report.logs import score_values
+
+    any_failure = step_samples = steps = 0
+    for log in logs:
+        for s in log.samples or []:
+            if s.error is not None or not s.scores:
+                continue
+            _, parse = score_values(s.scores)
+            n = step_failures(s.scores)
+            any_failure += int(bool(parse) or n > 0)
+            step_samples += int(n > 0)
+            steps += n
+    return any_failure, step_samples, steps
+
+
 def run_card(card: Card, model, *, limit: int | None = None, overrides: dict | None = None,
              log_dir: str = "logs", display: str = "plain", model_args: dict | None = None):
     """Run the card's tasks on ``model`` (a name or an Inspect ``Model``); returns the logs.

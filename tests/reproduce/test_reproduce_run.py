@@ -140,3 +140,18 @@ def test_mostly_parse_failures_are_flagged(shared_data, tmp_path, capsys):
     assert "3 parse failures" in out and "warning: 100% of the samples are parse failures" in out
     [row] = [line for line in _table(out) if line.startswith("GPT-4 ")]
     assert "n/a" in row and "not comparable" in row  # no memory/counter answer: the ratio is undefined
+
+
+def test_step_level_parse_failures_are_counted(shared_data, tmp_path, capsys):
+    """An AtomR card run where every step's reply is unreadable: the planner's
+    reply is no tree (1 planning failure), the Direct-RAG fallback's reply has
+    no answer (1 step failure); the answer is empty, which no answer-level rule
+    flags. Before issue 32 this printed "0 parse failures"."""
+    rc = main(["reproduce", "atomr-hotpotqa-replay", "--model", "scripted/gpt-4o", "-M", "reply=no idea",
+               "-T", f"path={shared_data / 'hotpotqa_ircot' / 'sample.jsonl'}", "--limit", "2",
+               "--log-dir", str(tmp_path / "logs"), "--display", "none"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    line = next(x for x in out.splitlines() if x.startswith("samples:"))
+    assert line.startswith("samples: 2 run, 0 errored, 2 parse failures: 4 unreadable step replies in 2 samples")
+    assert "warning: 100% of the samples are parse failures" in out
