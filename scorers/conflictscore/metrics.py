@@ -29,10 +29,14 @@ Our choices where the paper is silent:
   property: the mean over the remaining claims can be lower than over all,
   e.g. a grader that fails exactly on the contradicting cells leaves only
   unconflicted claims.)
-* a response with **no parsed label at all** (no claims, or every cell
-  failed while there are documents) has no defined score: every function
+* a response with **no claims** has no defined score: every function
   returns ``None``, the scorer reports NaN (excluded from the means) and
-  counts it.
+  counts it. A response whose every cell failed (**no parsed label**) has
+  no best case (``cs_c_best`` / ``cs_r_best`` are ``None``, and it is
+  counted as undefined), but its worst case is still defined and is what
+  CS-C / CS-R report: leaving it out of the means would let a grader that
+  fails exactly where documents contradict lower a run's CS-C / CS-R
+  (issue 32).
 * **label coverage** = labelled cells / all cells, reported beside CS-C and
   CS-R (``None`` with no cells).
 """
@@ -114,10 +118,22 @@ def _mean(matrix: Matrix, value) -> float | None:
     return sum(value(row) for row in matrix) / len(matrix)
 
 
+def _worst_mean(matrix: Matrix, value) -> float | None:
+    """Like ``_mean`` but defined whenever there is a claim: with every cell
+    failed the worst case is still known."""
+    if not matrix:
+        return None
+    return sum(value(row) for row in matrix) / len(matrix)
+
+
 def cs_c(matrix: Matrix) -> float | None:
     """ConflictScore-Count, worst case over the failed cells (the exact value
-    when every cell is labelled); ``None`` when undefined."""
-    return _mean(matrix, lambda row: conflict_bounds(row)[1])
+    when every cell is labelled); ``None`` when there is no claim.
+
+    >>> cs_c([[None, None], [None, None]]), cs_c_best([[None, None], [None, None]]) is None
+    (1.0, True)
+    """
+    return _worst_mean(matrix, lambda row: conflict_bounds(row)[1])
 
 
 def cs_c_best(matrix: Matrix) -> float | None:
@@ -127,8 +143,8 @@ def cs_c_best(matrix: Matrix) -> float | None:
 
 def cs_r(matrix: Matrix) -> float | None:
     """ConflictScore-Ratio, worst case over the failed cells (the exact value
-    when every cell is labelled); ``None`` when undefined."""
-    return _mean(matrix, lambda row: ratio_bounds(row)[1])
+    when every cell is labelled); ``None`` when there is no claim."""
+    return _worst_mean(matrix, lambda row: ratio_bounds(row)[1])
 
 
 def cs_r_best(matrix: Matrix) -> float | None:

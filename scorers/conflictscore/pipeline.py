@@ -144,8 +144,9 @@ class ConflictResult:
 
     @property
     def undefined_reason(self) -> str | None:
-        """Why CS-C/CS-R are undefined (``None`` when they are defined)."""
-        if self.cs_c is not None:
+        """Why the score is undefined (``None`` when it is defined); with no
+        label parsed only the worst case (CS-C / CS-R) is known."""
+        if metrics.is_defined(self.matrix):
             return None
         if self.decomposition_error:
             return "decomposition failed"

@@ -11,7 +11,9 @@ Per sample the score value is a dict:
   sample is excluded from their means;
 * ``cs_c_best``, ``cs_r_best`` -- the best case over the failed cells: with
   ``cs_c``/``cs_r`` the range the failures allow;
-* ``undefined`` -- 1 when CS-C/CS-R are NaN (the metric reports the count);
+* ``undefined`` -- 1 when the score is undefined (the metric reports the count):
+  CS-C/CS-R are NaN with no claim; with no label parsed only their worst case
+  is known (the best case is NaN), and CS-C/CS-R report it;
 * ``label_coverage`` -- labelled (claim, document) pairs / all pairs (NaN
   with no pairs); the overall metric pools pairs over samples;
 * ``claims`` -- number of claims; ``claims_undetermined`` -- claims with a
@@ -190,7 +192,9 @@ def conflictscore(
                         + (f" (claim list cut at the token limit after a retry: {result.claims_lost} cut claim "
                            f"dropped, counted as unlabelled pairs; later claims unknown)"
                            if result.decomposition_truncated else "") + "; "
-                        + (f"CS-C/CS-R undefined: {undefined}; " if undefined else
+                        + (f"CS-C/CS-R undefined: {undefined}; " if undefined and result.cs_c is None else
+                           f"{undefined}: worst case CS-C={result.cs_c} CS-R={result.cs_r}, no best case; "
+                           if undefined else
                            f"CS-C={result.cs_c} CS-R={result.cs_r} (worst case; best case CS-C={result.cs_c_best} "
                            f"CS-R={result.cs_r_best}; {result.claims_undetermined} claims undetermined); ")
                         + f"graded by {result.grader} ({source})",

@@ -84,8 +84,10 @@ def test_golden_matrix_definitions():
     assert cs_c_best([[S, None, C]]) == 1.0 and cs_r_best([[S, None, C]]) == pytest.approx(1 / 3)
     # one document and a failed cell: never conflicted (needs two documents); ratio 0 to 1
     assert cs_c([[None], [S]]) == 0.0 and cs_r([[None], [S]]) == 0.5
-    # nothing parsed: undefined, never 0
-    assert cs_c([[None] * 3] * 2) is None and cs_r([[None] * 3] * 2) is None
+    # no label at all: no best case, but the worst case stands (issue 32: never left out of a mean)
+    assert cs_c([[None] * 3] * 2) == 1.0 and cs_r([[None] * 3] * 2) == 1.0
+    assert cs_c_best([[None] * 3] * 2) is None and cs_r_best([[None] * 3] * 2) is None
+    assert cs_c([[None]] * 2) == 0.0 and cs_r([[None]] * 2) == 1.0  # one document cannot conflict
     assert coverage([[None] * 3] * 2) == 0.0 and coverage([]) is None
 
 
@@ -109,23 +111,25 @@ def test_chatty_decomposition_yields_exactly_its_claims(decomposition):
     assert score.value["cs_c"] == 0.5 and score.value["cs_r"] == 0.25  # CS-C 0.5 stays 0.5
 
 
-def test_grader_that_never_gives_a_readable_label_has_no_finite_score():
+def test_grader_that_never_gives_a_readable_label_is_scored_by_its_worst_case():
     unreadable = ["I think it is fine.", "[" * 10_000, "<a>" * 20_000, "Answer:" + " " * 20_000,
                   '{"claim": "Cats purr.", "document_snippet": "cats', "\ud800" * 50]
     judge = grader("Claims: Cats purr.\nClaims: Dogs purr.",
                    lambda claim, doc, label: unreadable[(doc + len(claim)) % len(unreadable)])
     log = run(judge, n=2)
     for v in values(log):
-        assert math.isnan(v["cs_c"]) and math.isnan(v["cs_r"])
+        # 3 documents per claim, none readable: every claim may be conflicted and contradicted
+        assert v["cs_c"] == 1.0 and v["cs_r"] == 1.0 and math.isnan(v["cs_c_best"]) and math.isnan(v["cs_r_best"])
         assert v["undefined"] == 1 and v["label_coverage"] == 0.0 and v["label_failures"] == 6
     assert log.samples[0].scores["conflictscore"].metadata["undefined_reason"] == "no label parsed"
     assert log.samples[0].scores["conflictscore"].reason == "no label parsed"
-    assert not math.isfinite(metric(log, "cs_c", "defined_mean"))
-    assert not math.isfinite(metric(log, "cs_r", "defined_mean"))
+    assert metric(log, "cs_c", "defined_mean") == 1.0 and metric(log, "cs_r", "defined_mean") == 1.0
+    assert not math.isfinite(metric(log, "cs_c_best", "defined_mean"))
+    assert not math.isfinite(metric(log, "cs_r_best", "defined_mean"))
     assert metric(log, "undefined", "total") == 2
     assert metric(log, "label_coverage", "pooled_coverage") == 0.0
-    [cs_c_score] = [s for s in log.results.scores if s.name == "cs_c"]
-    assert cs_c_score.unscored_samples == 2
+    [best] = [s for s in log.results.scores if s.name == "cs_c_best"]
+    assert best.unscored_samples == 2
 
 
 def test_a_claim_whose_labels_all_failed_counts_at_its_worst():
@@ -183,8 +187,11 @@ def test_a_grader_failing_exactly_on_contradicting_cells_never_lowers_the_score(
     assert failing["cs_c_best"] == 0.0 and failing["cs_r_best"] == 0.0
 
 
-def test_undefined_samples_do_not_enter_the_means():
-    # sample s0 is graded normally (CS-C 1/2), s1's grader replies are unreadable
+def test_unlabelled_samples_enter_the_means_at_their_worst_case():
+    # sample s0 is graded normally (CS-C 1/2, CS-R 1/4), s1's grader replies are unreadable: each of
+    # its 2 claims has 3 unreadable documents, so each may be conflicted with every document
+    # contradicting (CS-C 1, CS-R 1); it has no best case (issue 32: leaving it out of the means
+    # would let a grader that fails where documents contradict lower the run's CS)
     seen = {"n": 0}
 
     def label_reply(claim, doc, label):
@@ -209,9 +216,10 @@ def test_undefined_samples_do_not_enter_the_means():
                display="none", max_samples=1)[0]
     assert log.status == "success", log.error
     vs = sorted(values(log), key=lambda v: v["undefined"])
-    assert vs[0]["cs_c"] == 0.5 and math.isnan(vs[1]["cs_c"])
-    assert metric(log, "cs_c", "defined_mean") == 0.5     # not (0.5 + 0) / 2
-    assert metric(log, "cs_r", "defined_mean") == 0.25
+    assert vs[0]["cs_c"] == 0.5 and vs[1]["cs_c"] == 1.0 and vs[1]["cs_r"] == 1.0 and math.isnan(vs[1]["cs_c_best"])
+    assert metric(log, "cs_c", "defined_mean") == 0.75     # (0.5 + 1) / 2, never (0.5 + 0) / 2
+    assert metric(log, "cs_r", "defined_mean") == 0.625    # (0.25 + 1) / 2
+    assert metric(log, "cs_c_best", "defined_mean") == 0.5  # the best case only where there is one
     assert metric(log, "undefined", "total") == 1
     assert metric(log, "label_coverage", "pooled_coverage") == pytest.approx(6 / 12)
 
@@ -241,7 +249,9 @@ def test_all_docs_reply_that_is_not_a_list_is_undefined():
         return "All documents are irrelevant." if "Cats" in prompt.split("Claim to evaluate")[1][:40] else '{"answer": "SUPPORTS"}'
 
     [v] = values(run(scripted_model(judge_fn), labelling="all_docs"))
-    assert math.isnan(v["cs_c"]) and v["undefined"] == 1 and v["label_coverage"] == 0.0
+    # no reply is a list: no label at all; only the worst case is known
+    assert math.isnan(v["cs_c_best"]) and v["undefined"] == 1 and v["label_coverage"] == 0.0
+    assert v["cs_c"] == 1.0 and v["cs_r"] == 1.0
 
     def judge_half(prompt):
         if prompt.startswith("Instruction"):

@@ -80,14 +80,14 @@ def test_report_task_validates():
         conflictscore_report(path="x", strategies="rag,neutral")
 
 
-def test_report_task_leaves_undefined_samples_out_and_counts_them(shared_data):
+def test_report_task_scores_unlabelled_samples_by_their_worst_case_and_counts_them(shared_data):
     task = conflictscore_report(path=str(shared_data / "macnoise_fewshot" / "sample.jsonl"),
                                 strategies="rag,super_balanced")
     writer = scripted_model(lambda p: "Some sources say the Steelers won the most." if "balanced" in p
                             else "The Steelers have won six Super Bowls.")
 
     def grader_fn(prompt):
-        # the hedged report's labels are all unreadable: its CS is undefined, not 0
+        # the hedged report's labels are all unreadable: no best case, its worst case counts (never 0)
         if prompt.startswith("Document-Claim") and "Some sources" in prompt.split("Claim to evaluate")[1][:200]:
             return "{" * 3000
         return judge(prompt)
@@ -95,9 +95,11 @@ def test_report_task_leaves_undefined_samples_out_and_counts_them(shared_data):
     log = eval(task, model=writer, model_roles={"grader": scripted_model(grader_fn)}, limit=2, display="none")[0]
     assert log.status == "success", log.error
     by = {sc.name: {k.split("/")[-1]: m.value for k, m in sc.metrics.items()} for sc in log.results.scores}
-    # only the RAG sample is scored (CS-C 1, CS-R 2/3, see above); the super-balanced one is undefined
-    assert by["cs_c"]["defined_mean"] == 1.0 and by["cs_r"]["defined_mean"] == pytest.approx(2 / 3)
-    assert "by_group_super_balanced" not in by["cs_c"]
+    # the RAG sample: CS-C 1, CS-R 2/3 (see above); the super-balanced one (1 claim x 5 unreadable
+    # documents) at its worst case, CS-C 1 and CS-R 1, and counted as undefined (no best case)
+    assert by["cs_c"]["defined_mean"] == 1.0 and by["cs_r"]["defined_mean"] == pytest.approx((2 / 3 + 1) / 2)
+    assert by["cs_r"]["by_group_super_balanced"] == 1.0
+    assert by["cs_c_best"]["defined_mean"] == 1.0  # the RAG sample's only
     assert by["undefined"]["total"] == 1
     assert by["label_coverage"]["pooled_coverage"] == pytest.approx(5 / 10)
 

@@ -180,7 +180,7 @@ def test_wrapper_with_a_grader_that_never_labels_regenerates_as_undetermined():
     assert log.status == "success", log.error
     store = log.samples[0].store
     assert store["RegenerationStore:flagged"] is True and store["RegenerationStore:flag_undetermined"] is True
-    assert store["RegenerationStore:claims_undetermined"] == 1 and store["RegenerationStore:cs_c"] is None
+    assert store["RegenerationStore:claims_undetermined"] == 1 and store["RegenerationStore:cs_c"] == 1.0  # worst case
     assert store["RegenerationStore:conflict"]["undefined_reason"] == "no label parsed"
     assert store["RegenerationStore:conflict"]["label_coverage"] == 0.0
     prompt = model.script.calls[1][-1].text
