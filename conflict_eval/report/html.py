@@ -122,6 +122,12 @@ def _task_section(board: dict[str, Any], t: str, trows: list, colours: dict[str,
                        *[esc(interval(r.metrics.get(n)) or "n/a") for r in trows]] for n in names])
         out.append(f'<details class="metrics"{" open" if len(names) <= WIDE else ""}><summary>{len(names)} '
                    f'metric(s): mean [95% interval]; ↑ higher / ↓ lower is better</summary>{tbl}</details>')
+    from .judges import HEAD as JUDGE_HEAD, table_rows as judge_rows
+
+    jrows = judge_rows(board, t)
+    if jrows:
+        out.append("<h3>Judges of the model-graded scores</h3>"
+                   + _table("judges", JUDGE_HEAD, [[esc(x) for x in r] for r in jrows]))
     groups = groups_of(trows)
     if groups:
         out.append(f"<h3>By {GROUP_TITLE} ({esc(trows[0].headline or '')})</h3>")

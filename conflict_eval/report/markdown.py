@@ -38,6 +38,7 @@ def task_detail(board: dict[str, Any], task: str) -> list[str]:
         lines += ["Metrics (mean [95% interval]; ↑ higher is better, ↓ lower is better):", ""]
         body = [[f"{n} {arrow(n)}", *[interval(r.metrics.get(n)) or "n/a" for r in rows]] for n in names]
         lines += _table(["metric", *[r.model for r in rows]], body) + [""]
+    lines += judges_table(board, task)
     groups = groups_of(rows)
     if groups:
         lines += [f"By {GROUP_TITLE} ({rows[0].headline}):", ""]
@@ -62,6 +63,13 @@ def task_detail(board: dict[str, Any], task: str) -> list[str]:
         head = ["model A", "model B", "shared ids", "difference", "95% paired bootstrap (or sign test)", ""]
         lines += _table(head, body) + [""]
     return lines
+
+
+def judges_table(board: dict[str, Any], task: str) -> list[str]:
+    from .judges import HEAD, table_rows
+
+    body = table_rows(board, task)
+    return ["Judges of the model-graded scores (report/judges.py):", "", *_table(HEAD, body), ""] if body else []
 
 
 def reproducibility(board: dict[str, Any]) -> list[str]:
