@@ -141,3 +141,38 @@ def test_judge_options_are_checked():
 def _flat(panel: dict) -> dict:
     """The judge_panel metric's dict (Inspect names its keys ``conflict_eval/judge_panel_<key>``)."""
     return {k.removeprefix("conflict_eval/judge_panel_"): v for k, v in panel.items()}
+
+
+def _all_docs_grader(labels: dict):
+    """labelling=all_docs: one JSON list per claim, labelled by each document's content (so the
+    reversed order of judge_swap must map back to the same labels: no flip)."""
+    import json
+
+    def reply(prompt: str) -> str:
+        if prompt.startswith("Instruction: Break down"):
+            return "Claims:\nCats purr.\nDogs purr."
+        claim = 0 if "Cats purr." in prompt.split("Claim to evaluate")[1][:40] else 1
+        blocks = prompt.split('<document number="')[1:]
+        out = []
+        for b in blocks:
+            number = int(b.split('"', 1)[0])
+            doc = 0 if "cats purr" in b.split("</document>")[0] else 1
+            out.append({"document": number, "document_snippet": "x", "reasoning": "r",
+                        "answer": FULL[labels[(claim, doc)]]})
+        return json.dumps(out)
+
+    return scripted_model(reply)
+
+
+def test_all_docs_panel_with_swap_maps_reversed_documents_back():
+    score, panel = _run({"grader": _all_docs_grader(JUDGE_1), "grader_2": _all_docs_grader(JUDGE_2)},
+                        labelling="all_docs", judge_swap=True)
+    md = score.metadata
+    assert md["label_matrix"] == [["SUPPORTS", "IRRELEVANT"], [None, "CONTRADICTS"]]
+    assert [u["swapped"] for u in md["judges"]["units"]] == [
+        ["SUPPORTS", "SUPPORTS"], ["IRRELEVANT", "IRRELEVANT"], ["IRRELEVANT", "SUPPORTS"],
+        ["CONTRADICTS", "CONTRADICTS"]]
+    values = _flat(panel)
+    assert values["alpha"] == pytest.approx(2 / 3) and values["flip_rate"] == 0.0
+    # 1 decomposition + 2 claims x 2 judges x (1 + 1 swapped)
+    assert score.value["grader_calls"] == 1 + 8
