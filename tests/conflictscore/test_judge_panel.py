@@ -20,6 +20,7 @@ Three judges: majority S, I (2 of 3), S (2 of 3), C. Agreement with the majority
 D_e = (144 - 50) / 132; alpha = 1 - (1/3) / (94/132) = 25/47.
 """
 
+import math
 from collections import Counter
 
 import pytest
@@ -176,3 +177,23 @@ def test_all_docs_panel_with_swap_maps_reversed_documents_back():
     assert values["alpha"] == pytest.approx(2 / 3) and values["flip_rate"] == 0.0
     # 1 decomposition + 2 claims x 2 judges x (1 + 1 swapped)
     assert score.value["grader_calls"] == 1 + 8
+
+
+def test_error_correlation_accuracy_and_summary_with_reference_labels():
+    """Reference S S C C I I; judge a S C C S I I (errors 0 1 0 1 0 0), judge b S C C I I S
+    (errors 0 1 0 1 0 1). Pearson r: cov = 2/6 - (1/3)(1/2) = 1/6, var_a = 1/3 - 1/9 = 2/9,
+    var_b = 1/4: r = (1/6) / sqrt(2/36) = 1/sqrt(2). Accuracy a 4/6, b 3/6."""
+    from conflict_eval.scorers.conflictscore.panel import accuracy, error_correlation, summarise
+
+    ref = ["S", "S", "C", "C", "I", "I"]
+    a = ["S", "C", "C", "S", "I", "I"]
+    b = ["S", "C", "C", "I", "I", "S"]
+    assert error_correlation(a, b, ref) == pytest.approx(2 ** -0.5)
+    assert accuracy(a, ref) == pytest.approx(4 / 6) and accuracy(b, ref) == pytest.approx(3 / 6)
+    assert error_correlation(a, a[:], ref) == pytest.approx(1.0)
+    assert math.isnan(error_correlation(ref, a, ref))  # a judge that never errs: no correlation defined
+    block = {"judges": ["a", "b"], "repeats": 1, "temperature": 0.0,
+             "units": [{"votes": [[x], [y]], "reference": r} for x, y, r in zip(a, b, ref)]}
+    s = summarise([block])
+    assert s.accuracy == pytest.approx([4 / 6, 3 / 6])
+    assert s.error_correlation["1_2"] == pytest.approx(2 ** -0.5)
