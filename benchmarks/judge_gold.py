@@ -26,7 +26,6 @@ import argparse
 import json
 import tempfile
 from datetime import datetime
-from pathlib import Path
 
 from inspect_ai import Task, eval as inspect_eval
 from inspect_ai.dataset import Sample
