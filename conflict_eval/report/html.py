@@ -205,6 +205,12 @@ def to_html(board: dict[str, Any], title: str = "conflict-eval leaderboard") -> 
                f"{esc(methods_used(rows))}</span>. A cell links to its task; a column head's tooltip is the "
                "task's full settings.</p>")
     out.append(_matrix(board, tasks, models, colours))
+    from .judges import overview as judge_overview
+
+    judged = judge_overview(board)
+    if judged:
+        out.append('<p>Model-graded cells (who graded them; each task\'s Judges table has the rest):</p>'
+                   '<ul class="judges">' + "".join(f"<li>{esc(x)}</li>" for x in judged) + "</ul>")
     if prov:
         out.append(_provenance(prov, st))
     out.append('<h2>Plots</h2><ul class="legend" id="legend">' + "".join(

@@ -110,3 +110,21 @@ def table_rows(board: dict[str, Any], task: str) -> list[list[str]]:
     """The Judges table of one task (empty when no cell of it is model-graded)."""
     cells = board.get("judges") or {}
     return [[model, *[d[k] for k in KEYS]] for (model, t), ds in sorted(cells.items()) if t == task for d in ds]
+
+
+def overview(board: dict[str, Any]) -> list[str]:
+    """One line per model-graded cell, for under the overview matrix: who judged it, alpha, or unchecked."""
+    out = []
+    for (model, task), ds in sorted((board.get("judges") or {}).items()):
+        for d in ds:
+            bits = [f"judged by {d['judges']}"]
+            if not d["alpha"].startswith("n/a"):
+                bits.append(f"α {d['alpha']}")
+            if d["self_agreement"] != "not measured":
+                bits.append(f"self-agreement {d['self_agreement']}")
+            if d["slice"] and set(d["slice"].split(" / ")) != {"not run"}:
+                bits.append(f"labelled-slice accuracy {d['slice']}")
+            if d["note"]:
+                bits.append(d["note"].upper())
+            out.append(f"{model} × {task}: " + "; ".join(bits))
+    return out

@@ -115,6 +115,12 @@ def to_markdown(board: dict[str, Any]) -> str:
     most = column_n(rows)
     body = [[m, *[cell_text(cells.get((m, t)), ranks.get((m, t)), most[t]) for t in tasks]] for m in models]
     lines += _table(["model", *head_cells], body) + [""]
+    from .judges import overview as judge_overview
+
+    judged = judge_overview(board)
+    if judged:
+        lines += ["Model-graded cells (who graded them; each task's Judges table has the rest):", "",
+                  *[f"- {line}" for line in judged], ""]
     if any(heads.get(t, t) != t for t in tasks):
         lines += ["Columns:", ""] + _table(["column", "task"], [[heads.get(t, t), t] for t in tasks]) + [""]
     for t in tasks:

@@ -44,6 +44,7 @@ def test_page_names_the_judges(tmp_path):
     gold.write_text(json.dumps({"cells": 65, "judges": {"mockllm/model": {"accuracy": 0.5, "kappa": 0.25}}}))
     md = write_leaderboard([logs], tmp_path / "out", allow_incomplete=True)["md"].read_text()
     assert "single judge, unchecked" in md  # without a slice result, the one-judge log is unchecked
+    assert "- mockllm/model × pets_conflict: judged by mockllm/model; SINGLE JUDGE, UNCHECKED" in md
     md = write_leaderboard([logs], tmp_path / "out", allow_incomplete=True, judge_gold=gold)["md"].read_text()
     assert "Judges of the model-graded scores" in md
     lines = [line for line in md.splitlines() if line.startswith("| mockllm/model") and "judges" not in line
@@ -60,6 +61,11 @@ def test_page_names_the_judges(tmp_path):
     # units (S,S), (S,S), (C,I), (C,I): n_S = 4, n_C = 2, n_I = 2, n = 8; o_CI = o_IC = 2;
     # alpha = 1 - 7 * 4 / (2 * (4*2 + 4*2 + 2*2)) = 1 - 28 / 40 = 0.30
     assert "| 0.30 |" in panel[0]
+    # and under the overview matrix, one line per model-graded log of the cell
+    assert "- mockllm/model × pets_conflict: judged by mockllm/model, mockllm/model (strict majority); α 0.30" in md
+    html = (tmp_path / "out" / "leaderboard.html").read_text()
+    assert "Judges of the model-graded scores" in html
+    assert "judged by mockllm/model, mockllm/model (strict majority); α 0.30" in html
 
 
 def test_unchecked_single_judge_says_so():
