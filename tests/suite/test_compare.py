@@ -118,3 +118,27 @@ def test_compare_errors_name_the_path(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="no Inspect log"):
         compare(tmp_path / "empty", tmp_path / "empty")
+
+
+def test_compare_pairs_by_id_and_epoch(tmp_path):
+    """A: 2 epochs, right on q0-q2 of q0-q4 (every epoch); B: 1 epoch, right on q0 only. Pairs: epoch 1
+    of each id (5 pairs); epoch 2 of every id is missing in B ("q0@2", ...). Per id: A 1,1,1,0,0 and
+    B 1,0,0,0,0: diff = 3/5 - 1/5 = 0.4; McNemar 2 vs 0: p = 2 * 0.5^2 = 0.5."""
+    from conflict_eval.report.compare import compare
+    from conflict_eval.testing import scripted_model
+
+    @task
+    def five():
+        return Task(dataset=[Sample(id=f"q{i}", input=f"Question {i}", target="yes") for i in range(5)],
+                    solver=generate(), scorer=match())
+
+    def answers(right: set[str]):
+        return scripted_model(lambda p: "yes" if p.split()[-1] in right else "no")
+
+    (a,) = eval(five(), model=answers({"0", "1", "2"}), epochs=2, log_dir=str(tmp_path / "a"), display="none")
+    (b,) = eval(five(), model=answers({"0"}), log_dir=str(tmp_path / "b"), display="none")
+    (c,) = compare(a.location, b.location)["comparisons"]
+    assert (c.n_paired, c.pairs, c.missing_in_a) == (5, 5, [])
+    assert c.missing_in_b == [f"q{i}@2" for i in range(5)]
+    assert c.result.diff == pytest.approx(0.4) and c.result.p_value == pytest.approx(0.5)
+    assert c.result.test == "mcnemar_exact"
