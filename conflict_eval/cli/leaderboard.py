@@ -9,7 +9,8 @@ def cmd_leaderboard(args) -> int:
     try:
         paths = write_leaderboard(args.log_dir, args.out, prices_path=args.prices,
                                   cost_config_path=args.model_cost_config, bootstrap=args.bootstrap,
-                                  seed=args.seed, allow_incomplete=args.allow_incomplete)
+                                  seed=args.seed, allow_incomplete=args.allow_incomplete,
+                                  judge_gold=args.judge_gold)
     except IncompleteLogsError as exc:
         import sys
 
@@ -33,4 +34,6 @@ def add_cli_commands(sub) -> None:
     p.add_argument("--bootstrap", type=int, default=1000, metavar="B",
                    help="bootstrap resamples for the 95%% intervals of non-0/1 metrics (default 1000; 0: none)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--judge-gold", metavar="FILE", help="a benchmarks/judge_gold.py JSON result: each judge's "
+                   "accuracy on the hand-labelled slice, shown beside the model-graded scores")
     p.set_defaults(fn=cmd_leaderboard)

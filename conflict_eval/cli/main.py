@@ -6,6 +6,7 @@ on from its module, and :func:`main` (errors, exit codes, ``--debug``).
     conflict-eval run --method end_to_end --dataset demo --model openai/gpt-4o -T conflict_type=temporal
     conflict-eval score --metric token_f1 preds.jsonl
     conflict-eval reproduce list             # reproduction cards: a paper's number beside ours
+    conflict-eval compare LOGS_A LOGS_B      # paired difference, intervals, exact test (any Inspect logs)
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from conflict_eval.cli.compare import add_cli_commands as add_compare
 from conflict_eval.cli.index import add_cli_commands as add_index
 from conflict_eval.cli.leaderboard import add_cli_commands as add_leaderboard
 from conflict_eval.cli.reproduce import add_cli_commands as add_reproduce
@@ -48,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_suite(sub)  # suite run/show/status/estimate
     add_leaderboard(sub)  # leaderboard
+    add_compare(sub)  # compare A B (paired, any Inspect logs)
     add_lmeval_command(sub)  # lmeval-path
 
     add_reproduce(sub)  # reproduce list / reproduce CARD

@@ -9,6 +9,7 @@ from .costs import load_model_cost_config, load_prices
 from .grouping import short_heads
 from .logs import completeness, deduplicate, read_records, spend
 from .provenance import provenance
+from .judges import judge_cells, load_gold as load_judge_gold
 from .stats import Row, aggregate, paired_comparisons, ranks
 
 
@@ -25,7 +26,7 @@ class IncompleteLogsError(ValueError):
 
 def build_leaderboard(log_dirs: list[str | Path], prices: dict | None = None, bootstrap: int = 1000,
                       seed: int = 0, cost_config: dict | None = None, *,
-                      allow_incomplete: bool = False) -> dict[str, Any]:
+                      allow_incomplete: bool = False, judge_gold: str | Path | None = None) -> dict[str, Any]:
     """Read, de-duplicate and aggregate.
 
     Returns ``{"rows", "comparisons", "provenance", "stats", "heads", "ranks"}``.
@@ -54,12 +55,14 @@ def build_leaderboard(log_dirs: list[str | Path], prices: dict | None = None, bo
             # comparisons and ties only between complete cells: never a partial cell against a full one
             "comparisons": paired_comparisons(complete_rows, bootstrap, seed),
             "ranks": ranks(complete_rows), "provenance": provenance(rows, evals), "stats": stats,
-            "heads": short_heads(keys[t] for t in {r.task for r in rows} if t in keys)}
+            "heads": short_heads(keys[t] for t in {r.task for r in rows} if t in keys),
+            "judges": judge_cells(rows, evals, load_judge_gold(judge_gold))}
 
 
 def write_leaderboard(log_dirs: list[str | Path], out_dir: str | Path, *, prices_path: str | None = None,
                       cost_config_path: str | None = None, bootstrap: int = 1000,
-                      seed: int = 0, allow_incomplete: bool = False) -> dict[str, Path]:
+                      seed: int = 0, allow_incomplete: bool = False,
+                      judge_gold: str | Path | None = None) -> dict[str, Path]:
     """Build the leaderboard and write html, md, csv (three) and json files to ``out_dir``."""
     from .html import to_html
     from .markdown import to_markdown
@@ -67,7 +70,7 @@ def write_leaderboard(log_dirs: list[str | Path], out_dir: str | Path, *, prices
 
     cost_config = load_model_cost_config(cost_config_path) if cost_config_path else None
     board = build_leaderboard(log_dirs, load_prices(prices_path), bootstrap, seed, cost_config=cost_config,
-                              allow_incomplete=allow_incomplete)
+                              allow_incomplete=allow_incomplete, judge_gold=judge_gold)
     if not board["rows"]:
         raise ValueError(f"no samples found in the logs under {', '.join(map(str, log_dirs))}")
     out = Path(out_dir)

@@ -122,6 +122,12 @@ def _task_section(board: dict[str, Any], t: str, trows: list, colours: dict[str,
                        *[esc(interval(r.metrics.get(n)) or "n/a") for r in trows]] for n in names])
         out.append(f'<details class="metrics"{" open" if len(names) <= WIDE else ""}><summary>{len(names)} '
                    f'metric(s): mean [95% interval]; ↑ higher / ↓ lower is better</summary>{tbl}</details>')
+    from .judges import HEAD as JUDGE_HEAD, table_rows as judge_rows
+
+    jrows = judge_rows(board, t)
+    if jrows:
+        out.append("<h3>Judges of the model-graded scores</h3>"
+                   + _table("judges", JUDGE_HEAD, [[esc(x) for x in r] for r in jrows]))
     groups = groups_of(trows)
     if groups:
         out.append(f"<h3>By {GROUP_TITLE} ({esc(trows[0].headline or '')})</h3>")
@@ -199,6 +205,12 @@ def to_html(board: dict[str, Any], title: str = "conflict-eval leaderboard") -> 
                f"{esc(methods_used(rows))}</span>. A cell links to its task; a column head's tooltip is the "
                "task's full settings.</p>")
     out.append(_matrix(board, tasks, models, colours))
+    from .judges import overview as judge_overview
+
+    judged = judge_overview(board)
+    if judged:
+        out.append('<p>Model-graded cells (who graded them; each task\'s Judges table has the rest):</p>'
+                   '<ul class="judges">' + "".join(f"<li>{esc(x)}</li>" for x in judged) + "</ul>")
     if prov:
         out.append(_provenance(prov, st))
     out.append('<h2>Plots</h2><ul class="legend" id="legend">' + "".join(

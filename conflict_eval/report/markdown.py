@@ -38,6 +38,7 @@ def task_detail(board: dict[str, Any], task: str) -> list[str]:
         lines += ["Metrics (mean [95% interval]; ↑ higher is better, ↓ lower is better):", ""]
         body = [[f"{n} {arrow(n)}", *[interval(r.metrics.get(n)) or "n/a" for r in rows]] for n in names]
         lines += _table(["metric", *[r.model for r in rows]], body) + [""]
+    lines += judges_table(board, task)
     groups = groups_of(rows)
     if groups:
         lines += [f"By {GROUP_TITLE} ({rows[0].headline}):", ""]
@@ -62,6 +63,13 @@ def task_detail(board: dict[str, Any], task: str) -> list[str]:
         head = ["model A", "model B", "shared ids", "difference", "95% paired bootstrap (or sign test)", ""]
         lines += _table(head, body) + [""]
     return lines
+
+
+def judges_table(board: dict[str, Any], task: str) -> list[str]:
+    from .judges import HEAD, table_rows
+
+    body = table_rows(board, task)
+    return ["Judges of the model-graded scores (report/judges.py):", "", *_table(HEAD, body), ""] if body else []
 
 
 def reproducibility(board: dict[str, Any]) -> list[str]:
@@ -107,6 +115,12 @@ def to_markdown(board: dict[str, Any]) -> str:
     most = column_n(rows)
     body = [[m, *[cell_text(cells.get((m, t)), ranks.get((m, t)), most[t]) for t in tasks]] for m in models]
     lines += _table(["model", *head_cells], body) + [""]
+    from .judges import overview as judge_overview
+
+    judged = judge_overview(board)
+    if judged:
+        lines += ["Model-graded cells (who graded them; each task's Judges table has the rest):", "",
+                  *[f"- {line}" for line in judged], ""]
     if any(heads.get(t, t) != t for t in tasks):
         lines += ["Columns:", ""] + _table(["column", "task"], [[heads.get(t, t), t] for t in tasks]) + [""]
     for t in tasks:

@@ -13,9 +13,12 @@ paired comparisons, ties and metric direction.
   Clopper-Pearson interval of the mean (``scipy.stats.beta``) is used instead.
 * **Paired comparisons**: two models on one task, over the sample ids both
   finished (and how many that is of each model's ids); the difference of their
-  headline means with a paired bootstrap interval. "n.s." when it contains 0.
-  When every paired difference is the same (the bootstrap would be
-  zero-width), there is no interval and the two-sided sign test decides.
+  headline means with a paired bootstrap interval, the unpaired one beside it
+  and an exact paired test (McNemar exact for 0/1 values, else the sign
+  test), all from :func:`.paired.paired_difference`. "n.s." when the
+  interval contains 0. When every paired difference is the same (the
+  bootstrap would be zero-width), there is no interval and the exact test
+  decides.
 * **Ties**: in a task's column, a model is tied with the best when their
   intervals overlap.
 """
@@ -65,10 +68,9 @@ class MetricSummary:
 
 
 def _percentile_ci(means) -> tuple[float, float]:
-    import numpy as np
+    from .paired import percentile_ci
 
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return float(lo), float(hi)
+    return percentile_ci(means)
 
 
 def interval(values: list[float], bootstrap: int = 1000,
@@ -167,7 +169,10 @@ class Comparison:
     ci: tuple[float, float] | None
     n_a: int = 0
     n_b: int = 0
-    p_value: float | None = None  # sign test, when every paired difference is the same (no interval)
+    p_value: float | None = None  # the exact test, when every paired difference is the same (no interval)
+    exact_test: str | None = None  # report.paired.TESTS: McNemar exact (0/1 values) or the sign test
+    exact_p: float | None = None
+    unpaired_ci: tuple[float, float] | None = None  # the same bootstrap, each model resampled on its own
 
     @property
     def significant(self) -> bool | None:
@@ -226,13 +231,16 @@ def aggregate(records: list[SampleRecord], bootstrap: int = 1000, seed: int = 0,
 
 
 def paired_comparisons(rows: list[Row], bootstrap: int = 1000, seed: int = 0) -> list[Comparison]:
-    """Every pair of models on each task, on the sample ids both finished.
+    """Every pair of models on each task, on the sample ids both finished,
+    by :func:`conflict_eval.report.paired.paired_difference` (the function
+    ``conflict-eval compare`` uses too).
 
-    The bootstrap resamples the shared ids once per pair and takes the mean
-    difference on each resample (a paired bootstrap); models whose id sets
-    agree share the resamples, which keeps 30 models x 20 tasks fast.
+    Models whose id sets agree share the resamples (and each model's mean on
+    them), which keeps 30 models x 20 tasks fast.
     """
     import numpy as np
+
+    from .paired import paired_difference, resample_positions
 
     out = []
     by_task: dict[str, list[Row]] = defaultdict(list)
@@ -250,27 +258,21 @@ def paired_comparisons(rows: list[Row], bootstrap: int = 1000, seed: int = 0) ->
                     continue
                 va = np.array([a.per_id_headline[k] for k in ids])
                 vb = np.array([b.per_id_headline[k] for k in ids])
-                diff = float(va.mean() - vb.mean())
-                ci = None
+                idx = None
                 if bootstrap and len(ids) > 1:
                     if ids not in resamples:
-                        resamples[ids] = np.random.default_rng(seed).integers(0, len(ids), size=(bootstrap, len(ids)))
+                        resamples[ids] = resample_positions(len(ids), bootstrap, seed)
                     idx = resamples[ids]
                     for r, v in ((a, va), (b, vb)):
                         if (r.model, ids) not in boot:
                             boot[(r.model, ids)] = v[idx].mean(axis=1)
-                    # mean of the paired differences on a resample = difference of the two means on it
-                    ci = _percentile_ci(boot[(a.model, ids)] - boot[(b.model, ids)])
-                p = None
-                d = va - vb
-                if len(ids) > 0 and float(d.min()) == float(d.max()) != 0.0:
-                    # every difference the same: a bootstrap interval would be zero-width; the two-sided
-                    # sign test (scipy.stats.binomtest) says whether n equal signs are beyond chance
-                    from scipy.stats import binomtest
-
-                    ci, p = None, float(binomtest(int((d > 0).sum()), len(ids)).pvalue)
-                out.append(Comparison(task, a.headline, a.model, b.model, len(ids), diff, ci,
-                                      len(a.per_id_headline), len(b.per_id_headline), p))
+                pd = paired_difference(va, vb, bootstrap, seed, positions=idx,
+                                       boot_a=boot.get((a.model, ids)), boot_b=boot.get((b.model, ids)))
+                # no interval (every paired difference the same): the exact test decides
+                p = pd.p_value if pd.ci is None and pd.a_better + pd.b_better else None
+                out.append(Comparison(task, a.headline, a.model, b.model, len(ids), pd.diff, pd.ci,
+                                      len(a.per_id_headline), len(b.per_id_headline), p,
+                                      exact_test=pd.test, exact_p=pd.p_value, unpaired_ci=pd.unpaired_ci))
     return out
 
 

@@ -55,9 +55,11 @@ def conflict_types_csv(rows: list[Row]) -> str:
 
 def paired_csv(comps: list[Comparison]) -> str:
     body = [[c.task, c.metric, c.model_a, c.model_b, c.n, c.diff, c.ci[0] if c.ci else None,
-             c.ci[1] if c.ci else None, c.significant, c.n_a, c.n_b, c.p_value] for c in comps]
+             c.ci[1] if c.ci else None, c.significant, c.n_a, c.n_b, c.p_value, c.exact_test, c.exact_p,
+             c.unpaired_ci[0] if c.unpaired_ci else None, c.unpaired_ci[1] if c.unpaired_ci else None] for c in comps]
     return _csv(["task", "metric", "model_a", "model_b", "n", "difference", "ci_low", "ci_high", "significant",
-                 "n_model_a", "n_model_b", "sign_test_p"], body)
+                 "n_model_a", "n_model_b", "sign_test_p", "exact_test", "exact_p", "unpaired_ci_low",
+                 "unpaired_ci_high"], body)
 
 
 def to_json(board: dict[str, Any]) -> str:

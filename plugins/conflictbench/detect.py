@@ -29,7 +29,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from conflict_eval.scorers.conflictscore.metrics import is_conflicted
-from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS, Options, conflict_score, resolve_grader
+from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS, Options, conflict_score
 from conflict_eval.scorers.conflictscore.scorer import documents_of, pooled_coverage
 
 from .dataset import CONFLICT, NO_CONFLICT
@@ -57,8 +57,11 @@ def detect_conflict(backend: str = DEFAULTS.backend, nli_model: str | None = DEF
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         claim = state.input_text
-        model, source = resolve_grader() if opts.needs_llm else (None, None)
-        result = await conflict_score(claim, documents_of(state), opts, model, source)
+        from conflict_eval.scorers.conflictscore.panel import resolve_panel
+
+        judges = resolve_panel() if opts.needs_llm else None  # grader, grader_2, ...: cells by strict majority
+        model = judges[0].model if judges else None
+        result = await conflict_score(claim, documents_of(state), opts, judges=judges)
         prediction = decide(result.matrix[0]) if result.matrix else UNDETERMINED
         state.output = ModelOutput.from_content(str(model or nli_model), prediction)
         state.metadata["detection"] = result.metadata()

@@ -37,6 +37,8 @@ from pydantic import ValidationError
 from conflict_eval.answers.failures import checked
 from conflict_eval.records import ConflictQA
 
+from conflict_eval.scorers.conflictscore.panel import judge_panel
+
 from .parse import parse_verdict
 from .prompts import OVERRATIONALIZATION_CONFLICT, OVERRATIONALIZATION_TEMPLATE
 
@@ -155,9 +157,15 @@ def reasoning_trace(state: TaskState) -> tuple[str, str]:
     return "completion", state.output.completion
 
 
-def judge_prompt(state: TaskState, trace: str, template: str = OVERRATIONALIZATION_TEMPLATE) -> str:
+def _label(rationalizes: bool | None) -> str | None:
+    return None if rationalizes is None else "YES" if rationalizes else "NO"
+
+
+def judge_prompt(state: TaskState, trace: str, template: str = OVERRATIONALIZATION_TEMPLATE,
+                 reverse_evidence: bool = False) -> str:
     """The grader prompt for one sample (question, options, evidence, the
-    contradiction when the record names it, the trace)."""
+    contradiction when the record names it, the trace); ``reverse_evidence``
+    lists the evidence passages in reverse order (``judge_swap``)."""
     try:
         record = state.metadata_as(ConflictQA)
     except ValidationError as exc:
@@ -168,18 +176,24 @@ def judge_prompt(state: TaskState, trace: str, template: str = OVERRATIONALIZATI
             conflict_option=record.conflict_option, conflict_answer=record.conflict_answer,
             gold_option=record.gold_option, gold_answer=record.answers[0])
     return template.format(question=record.question, options=record.formatted_options(),
-                           evidence=record.evidence_text() or "(none)",
+                           evidence=(_reversed_evidence(record) if reverse_evidence else record.evidence_text()) or "(none)",
                            conflict=conflict, trace=trace)
+
+
+def _reversed_evidence(record: ConflictQA) -> str:
+    return record.model_copy(update={"evidence": list(reversed(record.evidence))}).evidence_text()
 
 
 @scorer(name="overrationalization", metrics={
     "over_rationalization": [ratio(), ratio_by_conflict_type()],
     "parse_failure": [count(), count_by_conflict_type()],
-    "judged": [count()],
+    "judged": [count(), judge_panel()],
     "no_trace": [count()],
 })
 def overrationalization(grader_max_tokens: int | None = 256,
-                        judge_template: str = OVERRATIONALIZATION_TEMPLATE) -> Scorer:
+                        judge_template: str = OVERRATIONALIZATION_TEMPLATE,
+                        judge_repeats: int = 1, judge_swap: bool = False,
+                        judge_temperature: float = 1.0) -> Scorer:
     """Over-rationalization verdict of a grader model on each sample's reasoning.
 
     Args:
@@ -187,7 +201,16 @@ def overrationalization(grader_max_tokens: int | None = 256,
         judge_template: the judge prompt (its own name, so that `-T` does
             not also route it to a method's `template`); placeholders ``{question}``, ``{options}``,
             ``{evidence}``, ``{conflict}``, ``{trace}``.
+        judge_repeats: ask each judge N times at ``judge_temperature``
+            (self-agreement); judges are the ``grader``, ``grader_2``, ...
+            roles, verdicts combined by strict majority (a tie: no verdict).
+        judge_swap: also ask with the evidence passages in reverse order
+            (the flip rate; never used in the score).
+        judge_temperature: the temperature of repeated questions (recorded).
     """
+    from conflict_eval.scorers.conflictscore.panel import Judging
+
+    judging = Judging(judge_repeats, judge_swap, judge_temperature)
     missing = [p for p in PLACEHOLDERS if p not in judge_template]
     if missing:
         raise ValueError(f"overrationalization: judge_template lacks placeholder(s) {', '.join(missing)}")
@@ -196,7 +219,8 @@ def overrationalization(grader_max_tokens: int | None = 256,
         raise ValueError(f"overrationalization: grader_max_tokens must be a positive integer, got {grader_max_tokens!r}")
 
     async def score(state: TaskState, target: Target) -> Score:
-        from conflict_eval.scorers.conflictscore.pipeline import resolve_grader
+        from conflict_eval.scorers.conflictscore.panel import (ask, ask_panel, panel_metadata, resolve_panel,
+                                                                strict_majority, unit_record)
 
         source, trace = reasoning_trace(state)
         nan = float("nan")
@@ -205,24 +229,44 @@ def overrationalization(grader_max_tokens: int | None = 256,
                          reason="no reasoning to judge", explanation="no reasoning to judge (empty trace)",
                          metadata={"trace_source": source})
         prompt = judge_prompt(state, trace, judge_template)
-        model, grader_source = resolve_grader()
-        output = checked(await model.generate(prompt, config=GenerateConfig(temperature=0.0, max_tokens=grader_max_tokens)),
-                         "the over-rationalization grader", model)
-        reply = output.completion
-        verdict = parse_verdict(reply)
-        judged = verdict.rationalizes is not None
-        value = {"over_rationalization": float(verdict.rationalizes) if judged else nan,
+        judges = resolve_panel()
+        swapped = judge_prompt(state, trace, judge_template, reverse_evidence=True) if judging.swap else None
+        if len(judges) == 1 and judging.default:  # the single grader's one call, as always
+            model, grader_source = judges[0].model, judges[0].source
+            output = checked(await model.generate(prompt, config=GenerateConfig(temperature=0.0, max_tokens=grader_max_tokens)),
+                             "the over-rationalization grader", model)
+            reply, stop_reason = output.completion, output.stop_reason
+            verdict = parse_verdict(reply)
+            rationalizes, error = verdict.rationalizes, verdict.error
+            votes, swaps = [[_label(rationalizes)]], None
+        else:
+            asked = await ask_panel(judges, lambda jd: ask(jd, prompt, parse_verdict,
+                                                           lambda v: _label(v.rationalizes), judging,
+                                                           grader_max_tokens, dedupe=False, swapped_prompt=swapped))
+            votes = [a.labels for a in asked]
+            swaps = [a.swapped for a in asked] if judging.swap else None
+            majority = strict_majority([strict_majority(v) for v in votes])
+            rationalizes = None if majority is None else majority == "YES"
+            reply, stop_reason = asked[0].first_reply, None
+            error = None if majority is not None else (
+                asked[0].first.error if len(judges) == 1 and asked[0].first.error
+                else f"no strict majority of the {len(judges)} judge(s): {[strict_majority(v) for v in votes]}")
+            model, grader_source = judges[0].model, judges[0].source
+        judged = rationalizes is not None
+        value = {"over_rationalization": float(rationalizes) if judged else nan,
                  "parse_failure": int(not judged), "judged": int(judged), "no_trace": 0}
-        label = "unreadable" if not judged else "YES" if verdict.rationalizes else "NO"
+        label = "unreadable" if not judged else "YES" if rationalizes else "NO"
+        panel = panel_metadata(judges, judging, [unit_record(votes, swaps)])
         return Score(
             value=value,
             answer=label,
-            reason=None if judged else f"grader reply unreadable: {verdict.error}",
+            reason=None if judged else f"grader reply unreadable: {error}",
             explanation=f"grader verdict {label} on the {source} trace; graded by {model} ({grader_source})"
-                        + ("" if judged else f"; {verdict.error}"),
-            metadata={"trace_source": source, "grader_reply": reply, "parse_error": verdict.error,
+                        + (f"; panel of {len(judges)} judges, strict majority" if len(judges) > 1 else "")
+                        + ("" if judged else f"; {error}"),
+            metadata={"trace_source": source, "grader_reply": reply, "parse_error": error,
                       "grader": str(model), "grader_source": grader_source,
-                      "grader_stop_reason": output.stop_reason},
+                      "grader_stop_reason": stop_reason, "judges": panel},
         )
 
     return score

@@ -53,6 +53,11 @@ class Options:
     grader_dedupe: bool = True
     """Send a byte-identical grader prompt (same grader, same budget) once per
     run and reuse its reply (see :func:`_generate_output`)."""
+    judge_repeats: int = 1
+    judge_swap: bool = False
+    judge_temperature: float = 1.0
+    """Judge stability (:mod:`.panel`): ask each judge N times at this
+    temperature; also ask with the claim and document swapped."""
 
     def __post_init__(self):
         if self.claims not in ("atomic", "whole", "salient", "sentences"):
@@ -67,6 +72,15 @@ class Options:
             raise ValueError("conflictscore labelling='all_docs' needs backend='llm'")
         if not isinstance(self.k, int) or self.k < 1:
             raise ValueError(f"conflictscore k={self.k!r}: expected a positive integer")
+        self.judging  # validates the judge_* options
+        if self.backend == "nli" and not self.judging.default:
+            raise ValueError("conflictscore judge_repeats/judge_swap need backend='llm' (the NLI model is deterministic)")
+
+    @property
+    def judging(self):
+        from .panel import Judging
+
+        return Judging(self.judge_repeats, self.judge_swap, self.judge_temperature)
 
     @property
     def needs_llm(self) -> bool:
@@ -88,6 +102,10 @@ class Cell:
     error: str | None = None
     reused: bool = False
     """The reply of an identical earlier grader prompt (no call made)."""
+    votes: list | None = None
+    """With a judge panel or repeats (:mod:`.panel`): each judge's labels over its repeats."""
+    swapped: list | None = None
+    """With ``judge_swap``: each judge's label with the parts swapped (not used in the score)."""
 
 
 @dataclass
@@ -104,6 +122,8 @@ class ConflictResult:
     decomposition_truncated: bool = False
     claims_lost: int = 0
     n_documents: int = 0
+    judges: dict | None = None
+    """The panel's names, settings and every cell's votes (:func:`.panel.panel_metadata`)."""
 
     @property
     def cs_c(self) -> float | None:
@@ -176,6 +196,7 @@ class ConflictResult:
             "decomposition_truncated": self.decomposition_truncated,
             "claims_lost": self.claims_lost,
             "undefined_reason": self.undefined_reason,
+            "judges": self.judges,
         }
 
 
@@ -271,6 +292,14 @@ async def decompose(response: str, model, opts: Options) -> Decomposition:
     return Decomposition(claims, out.completion, error, calls, dropped, truncated, lost)
 
 
+def swapped_label_prompt(claim: str, document: str) -> str:
+    """:func:`label_prompt` with the document block before the claim block (``judge_swap``)."""
+    from .prompts import SWAPPED_LABEL_TEMPLATE
+
+    return fill(SWAPPED_LABEL_TEMPLATE, claim=claim, claim_json=json.dumps(claim, ensure_ascii=False)[1:-1],
+                document=document)
+
+
 def label_prompt(claim: str, document: str) -> str:
     """Table 8 with the claim and the document text inserted as the paper
     shows them (no delimiters around the document; placeholders inside it
@@ -299,12 +328,18 @@ def all_docs_prompt(claim: str, documents: list[str]) -> str:
     return fill(ALL_DOCS_TEMPLATE, claim=claim, documents=docs, n=str(len(documents)))
 
 
-async def label(claims: list[str], documents: list[str], model, opts: Options) -> tuple[list[Cell], int]:
-    """Every (claim, document) cell, and the number of grader calls made."""
+async def label(claims: list[str], documents: list[str], model, opts: Options,
+                judges: list | None = None) -> tuple[list[Cell], int]:
+    """Every (claim, document) cell, and the number of grader calls made.
+    With a panel of several ``judges`` or judge repeats/swap, :mod:`.panel` labels."""
     from inspect_ai.util import collect
 
     if not claims or not documents:
         return [], 0
+    if opts.backend == "llm" and judges and (len(judges) > 1 or not opts.judging.default):
+        from .panel import conflictscore_cells
+
+        return await conflictscore_cells(claims, documents, judges, opts)
     if opts.backend == "nli":
         import anyio
 
@@ -342,21 +377,34 @@ def _cell(i: int, j: int, p: LabelParse, reply: str, reused: bool = False) -> Ce
 
 
 async def conflict_score(response: str, documents: list[str], opts: Options | None = None,
-                         model=None, grader_source: str | None = None) -> ConflictResult:
-    """Run the pipeline on one response. ``model`` defaults to :func:`resolve_grader`."""
+                         model=None, grader_source: str | None = None, judges: list | None = None) -> ConflictResult:
+    """Run the pipeline on one response. ``model`` defaults to :func:`resolve_grader`;
+    ``judges`` (:func:`.panel.resolve_panel`) label the cells, the first one decomposes."""
     from inspect_ai.log import transcript
 
+    from .panel import Judge, panel_metadata, unit_record
+
     opts = opts or Options()
+    if judges:
+        model, grader_source = judges[0].model, judges[0].source
     if model is None and opts.needs_llm:
         model, grader_source = resolve_grader()
     if model is not None:
-        transcript().info(f"conflictscore grader: {model} ({grader_source})")
+        transcript().info(f"conflictscore grader: {model} ({grader_source})"
+                          + (f"; panel: {', '.join(j.name for j in judges)}" if judges and len(judges) > 1 else ""))
+    if not judges and model is not None:
+        judges = [Judge("grader", model, grader_source or "")]
     dec = await decompose(response, model, opts)
     claims = dec.claims
-    cells, label_calls = await label(claims, documents, model, opts)
+    cells, label_calls = await label(claims, documents, model, opts, judges)
     matrix: list[list[str | None]] = [[None] * len(documents) for _ in claims]
     for c in cells:
         matrix[c.claim][c.document] = c.label
     grader = opts.nli_model if (opts.backend == "nli" and model is None) else (str(model) if model is not None else None)
+    panel = None
+    if opts.backend == "llm" and judges:
+        panel = panel_metadata(judges, opts.judging, [
+            unit_record(c.votes if c.votes is not None else [[c.label]], c.swapped, claim=c.claim, document=c.document)
+            for c in cells])
     return ConflictResult(claims, matrix, cells, dec.reply, dec.error, grader, grader_source, dec.calls + label_calls,
-                          dec.dropped, dec.truncated, dec.lost, len(documents))
+                          dec.dropped, dec.truncated, dec.lost, len(documents), panel)

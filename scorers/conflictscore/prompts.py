@@ -122,6 +122,13 @@ Return ONLY a JSON list with one object per document, in document order:
 
 Please be precise and follow the decision rules. Do not include any additional text or explanations and only output in the JSON format specified above."""
 
+# Our variant of Table 8 for the judge-stability check (``judge_swap=true``):
+# the same words with the document block before the claim block.
+_CLAIM_BLOCK = "Claim to evaluate\n\n{claim}\n\n"
+_DOCUMENT_BLOCK = "Document to evaluate against\n\n{document}\n\n"
+assert _CLAIM_BLOCK + _DOCUMENT_BLOCK in LABEL_TEMPLATE
+SWAPPED_LABEL_TEMPLATE = LABEL_TEMPLATE.replace(_CLAIM_BLOCK + _DOCUMENT_BLOCK, _DOCUMENT_BLOCK + _CLAIM_BLOCK)
+
 _PLACEHOLDER = re.compile(r"\{(report|claim|claim_json|document|documents|n|k)\}")
 
 

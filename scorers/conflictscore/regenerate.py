@@ -55,7 +55,7 @@ from conflict_eval.records import LETTERS
 
 from . import metrics
 from .parse import parse_rag_choice, parse_table14_choice
-from .pipeline import DEFAULTS, ConflictResult, Options, conflict_score, resolve_grader
+from .pipeline import DEFAULTS, ConflictResult, Options, conflict_score
 from .scorer import documents_of
 
 # ConflictScore, Table 14 (verbatim; the option lines "- A – {option_a}" /
@@ -182,6 +182,9 @@ def conflict_regenerate(
     grader_max_tokens: int | None = DEFAULTS.grader_max_tokens,
     grader_dedupe: bool = DEFAULTS.grader_dedupe,
     max_tokens: int | None = None,
+    judge_repeats: int = DEFAULTS.judge_repeats,
+    judge_swap: bool = DEFAULTS.judge_swap,
+    judge_temperature: float = DEFAULTS.judge_temperature,
 ) -> Solver:
     """Run ``inner``; if ConflictScore flags its answer, regenerate once with
     the Table 14 feedback prompt (the evaluated model answers; the
@@ -189,8 +192,11 @@ def conflict_regenerate(
 
     ``claims`` to ``grader_dedupe`` are the ``conflictscore`` metric's options
     with its defaults, except ``claims="whole"``: a multiple-choice answer is
-    scored as the text of the chosen option, a single claim."""
-    opts = Options(claims, k, labelling, backend, nli_model, grader_max_tokens, grader_dedupe)
+    scored as the text of the chosen option, a single claim. The cells are
+    labelled by the judge panel (``grader``, ``grader_2``, ... roles; see
+    :mod:`.panel`), and ``judge_*`` are its stability options."""
+    opts = Options(claims, k, labelling, backend, nli_model, grader_max_tokens, grader_dedupe,
+                   judge_repeats, judge_swap, judge_temperature)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         state = await inner(state, generate)
@@ -209,8 +215,9 @@ def conflict_regenerate(
             response = options[parsed.index]
         store.scored_response = response
         documents = documents_of(state)
-        model, source = resolve_grader() if opts.needs_llm else (None, None)
-        result = await conflict_score(response, documents, opts, model, source)
+        from .panel import resolve_panel
+
+        result = await conflict_score(response, documents, opts, judges=resolve_panel() if opts.needs_llm else None)
         store.cs_c, store.cs_r = result.cs_c, result.cs_r
         store.conflict = result.metadata()
         store.claims_undetermined = metrics.undetermined_claims(result.matrix)

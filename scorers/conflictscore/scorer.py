@@ -44,7 +44,8 @@ import math
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, metric, scorer
 from inspect_ai.solver import TaskState
 
-from .pipeline import DEFAULTS, Options, conflict_score, resolve_grader
+from .panel import judge_panel, resolve_panel
+from .pipeline import DEFAULTS, Options, conflict_score
 
 
 def _defined(value) -> bool:
@@ -103,7 +104,7 @@ SCORE_METRICS = {
     "decomposition_failure": [total()],
     "decomposition_truncated": [total()],
     "claims_lost": [total()],
-    "grader_calls": [mean()],
+    "grader_calls": [mean(), judge_panel()],
 }
 
 
@@ -144,6 +145,9 @@ def conflictscore(
     nli_model: str | None = DEFAULTS.nli_model,
     grader_max_tokens: int | None = DEFAULTS.grader_max_tokens,
     grader_dedupe: bool = DEFAULTS.grader_dedupe,
+    judge_repeats: int = DEFAULTS.judge_repeats,
+    judge_swap: bool = DEFAULTS.judge_swap,
+    judge_temperature: float = DEFAULTS.judge_temperature,
 ) -> Scorer:
     """ConflictScore of the final response (defaults: ``pipeline.DEFAULTS``).
 
@@ -160,13 +164,23 @@ def conflictscore(
         grader_dedupe: send a byte-identical grader prompt once per run and
             reuse its reply (temperature 0; e.g. the same claim and document
             in the RAG and Balanced samples of a report run).
+        judge_repeats: ask each judge every cell this many times at
+            ``judge_temperature`` (self-agreement; a judge's vote is the
+            strict majority of its repeats). Judges: the ``grader``,
+            ``grader_2``, ... model roles, labels combined by strict
+            majority (:mod:`.panel`).
+        judge_swap: also ask each judge with the document before the claim
+            (``labelling=all_docs``: documents reversed) and report the flip rate.
+        judge_temperature: the temperature of repeated questions (recorded).
     """
-    opts = Options(claims, k, labelling, backend, nli_model, grader_max_tokens, grader_dedupe)
+    opts = Options(claims, k, labelling, backend, nli_model, grader_max_tokens, grader_dedupe,
+                   judge_repeats, judge_swap, judge_temperature)
 
     async def score(state: TaskState, target: Target) -> Score:
         documents = documents_of(state)
-        model, source = resolve_grader() if opts.needs_llm else (None, None)
-        result = await conflict_score(state.output.completion, documents, opts, model, source)
+        judges = resolve_panel() if opts.needs_llm else None
+        result = await conflict_score(state.output.completion, documents, opts, judges=judges)
+        source = result.grader_source
         labelled, pairs = result.pairs
         undefined = result.undefined_reason
         return Score(
@@ -197,7 +211,9 @@ def conflictscore(
                            if undefined else
                            f"CS-C={result.cs_c} CS-R={result.cs_r} (worst case; best case CS-C={result.cs_c_best} "
                            f"CS-R={result.cs_r_best}; {result.claims_undetermined} claims undetermined); ")
-                        + f"graded by {result.grader} ({source})",
+                        + f"graded by {result.grader} ({source})"
+                        + (f"; panel of {len(judges)} judges ({', '.join(j.name for j in judges)}), "
+                           "cell labels by strict majority" if judges and len(judges) > 1 else ""),
             metadata=result.metadata(),
         )
 

@@ -51,6 +51,7 @@ from conflict_eval.components.catalog import dataset_record
 from conflict_eval.records import LETTERS, ConflictQA
 from conflict_eval.scorers.conflictscore.parse import parse_rag_choice
 from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS
+from conflict_eval.scorers.conflictscore.panel import judge_panel
 from conflict_eval.scorers.conflictscore.scorer import pooled_coverage, total
 
 from .prompts import CONTROL_RAG_TEMPLATE, RAG_TEMPLATE, fill
@@ -200,7 +201,7 @@ def _correct(reply: str, letters: str, options: list[str], gold: str) -> tuple[i
 
 
 @scorer(metrics={
-    "rag": [mean()], "control_rag": [mean()], "regenerated_rag": [mean()], "flagged": [mean()],
+    "rag": [mean()], "control_rag": [mean()], "regenerated_rag": [mean()], "flagged": [mean(), judge_panel()],
     "flagged_undetermined": [total()], "claims_undetermined": [total()],
     "rag_parse_failure": [mean()], "control_parse_failure": [mean()], "regenerated_parse_failure": [mean()],
     "effect": [regeneration_effect()], "cs_undefined": [total()], "label_coverage": [pooled_coverage()],
@@ -257,7 +258,8 @@ def truthfulqa_settings() -> Scorer:
                       "selected_claim": regen.selected_claim, "cs_c": regen.cs_c, "cs_r": regen.cs_r,
                       "not_scored_reason": regen.not_scored_reason,
                       "cs_undefined_reason": conflict.get("undefined_reason"),
-                      "labelled_pairs": labelled, "pairs": pairs, "key_entity": entity},
+                      "labelled_pairs": labelled, "pairs": pairs, "key_entity": entity,
+                      "judges": conflict.get("judges")},
         )
 
     return score
@@ -278,6 +280,9 @@ def truthfulqa_conflict(
     backend: str = CONFLICTSCORE.backend,
     nli_model: str | None = CONFLICTSCORE.nli_model,
     grader_max_tokens: int | None = CONFLICTSCORE.grader_max_tokens,
+    judge_repeats: int = CONFLICTSCORE.judge_repeats,
+    judge_swap: bool = CONFLICTSCORE.judge_swap,
+    judge_temperature: float = CONFLICTSCORE.judge_temperature,
 ) -> Task:
     """TruthfulQA RAG / Control-RAG / Regenerated-RAG.
 
@@ -302,6 +307,10 @@ def truthfulqa_conflict(
         claims, labelling, backend, nli_model, grader_max_tokens: ConflictScore
             options, defaults :data:`CONFLICTSCORE` (the metric's, but
             ``claims=whole``: the chosen option is one claim).
+        judge_repeats, judge_swap, judge_temperature: judge stability of the
+            ConflictScore panel (``grader``, ``grader_2``, ... roles; see
+            ``scorers/conflictscore/panel.py``); the ``judge_panel`` metric
+            (on ``flagged``) reports alpha, agreement, self-agreement, flips.
     """
     from conflict_eval.records import build_dataset
     from conflict_eval.scorers.conflictscore.regenerate import conflict_regenerate
@@ -320,7 +329,8 @@ def truthfulqa_conflict(
     if not path:
         raise ValueError("truthfulqa_conflict needs -T path=FILE (TruthfulQA binary-choice JSONL)")
     options = replace(CONFLICTSCORE, claims=claims, labelling=labelling, backend=backend, nli_model=nli_model,
-                      grader_max_tokens=grader_max_tokens)
+                      grader_max_tokens=grader_max_tokens, judge_repeats=judge_repeats, judge_swap=judge_swap,
+                      judge_temperature=judge_temperature)
     if isinstance(background, str):
         background = [background]
     if documents and (corpus or background or statements):

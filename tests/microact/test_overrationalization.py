@@ -237,3 +237,33 @@ def test_inspect_score_on_an_existing_log(log_dir):
     assert ev.metrics["conflict_eval/ratio"].value == 0.5
     assert len(grader.script.calls) == 2 and len(model.script.calls) == 4  # the grader judged, from the log's store
     assert "Step-by-step thought and answer:" in grader.script.calls[0][-1].text
+
+
+def _contrary(prompt):
+    """A second judge: NO where the first says YES, YES where it says NO, a verdict where it has none."""
+    first = _grader_reply(prompt)
+    return "YES" if first.startswith("NO") or first.startswith("I cannot") else "NO"
+
+
+def test_panel_of_two_judges_ties_are_undetermined_and_alpha(log_dir):
+    """Judges disagree on the two readable samples (tie -> no verdict); on Turing judge 1 is
+    unreadable, so 1 of 2 votes cannot be a strict majority. Every sample undetermined: ratio NaN,
+    3 parse failures. Alpha: no unit has two readable votes except Curie's two (YES/NO, NO/YES):
+    units (NO, YES), (YES, NO): coincidences o_NY = o_YN = 2, n_N = n_Y = 2, n = 4;
+    alpha = 1 - (n - 1) * 4 / (2 * 2 * 2) = 1 - 3 * 4 / 8 = -0.5."""
+    model = scripted_model(_gkp_reply)
+    [log] = inspect_eval(
+        "conflict_eval/run",
+        task_args={"method": "gkp", "dataset": "conflictbank", "path": str(FIXTURE), "scorer": "overrationalization"},
+        model=model, model_roles={"grader": scripted_model(_grader_reply), "grader_2": scripted_model(_contrary)},
+        log_dir=log_dir, display="none",
+        sample_id=[f"{CURIE}-misinformation", f"{CURIE}-temporal", f"{TURING}-temporal"])
+    assert log.status == "success", log.error
+    m = {s.name: {k: v.value for k, v in s.metrics.items()} for s in log.results.scores}
+    assert math.isnan(m["over_rationalization"]["conflict_eval/ratio"])
+    assert m["parse_failure"]["conflict_eval/count"] == 3.0
+    assert m["judged"]["conflict_eval/judge_panel_alpha"] == pytest.approx(-0.5)
+    assert m["judged"]["conflict_eval/judge_panel_judges"] == 2
+    turing = [s for s in log.samples if s.id == f"{TURING}-temporal"][0].scores["overrationalization"]
+    assert turing.metadata["judges"]["units"][0]["votes"] == [[None], ["YES"]]
+    assert "no strict majority of the 2 judge(s)" in turing.metadata["parse_error"]

@@ -1,0 +1,411 @@
+"""Judge panels and judge stability for every model-graded scorer
+(``conflictscore``, the TruthfulQA regeneration that runs it, and
+``overrationalization``).
+
+**The panel.** The grader roles ``grader``, ``grader_2``, ``grader_3``, ...
+(``--model-role grader=openai/gpt-4o --model-role grader_2=anthropic/...``),
+in that order, or the members of a ``grader`` role bound to a list of models;
+with no ``grader`` role the evaluated model grades alone (as before). Each
+judge labels every unit (a ConflictScore claim x document cell, an
+over-rationalization sample); the unit's label is the **strict majority** of
+the judges' votes (:func:`strict_majority`: more than half of the *whole*
+panel, as Inspect's ``majority_score`` reducer counts). A tie, or unreadable
+votes that could still change the outcome, leave the unit undetermined
+(``None``), which the scorers treat as for one grader's unreadable reply
+(ConflictScore: the worst case over the cell). With two judges any
+disagreement or any unreadable vote is undetermined; with three, two equal
+readable votes decide.
+
+**Stability** (neither changes the default run):
+
+* ``judge_repeats=N`` asks every judge each question N times at
+  ``judge_temperature`` (default 1.0; recorded in the score metadata and the
+  metric); a judge's vote is the strict majority of its N labels.
+  *Self-agreement* of a judge = share of units whose readable repeats (at
+  least 2) all agree.
+* ``judge_swap=true`` asks every judge each question once more with the
+  parts in the other order (ConflictScore pairwise: the document before the
+  claim; ``labelling=all_docs``: the documents in reverse order, labels
+  mapped back); the *flip rate* of a judge = share of units, readable both
+  ways, whose swapped label differs from its first label. The swapped label
+  is never used in the score.
+
+**Per cell** (a leaderboard cell, the metric :func:`judge_panel` over the
+samples' ``Score.metadata["judges"]``): Krippendorff's alpha (nominal) over
+the units with Inspect's ``krippendorff_alpha`` metric, each judge's
+agreement with the majority (on units with a determined majority and a
+readable vote of that judge), self-agreement and flip rates when measured,
+and -- where a unit carries a ``reference`` label -- each judge's accuracy
+and the pairwise correlation of the judges' errors (:func:`error_correlation`,
+Pearson's r of the 0/1 error indicators: correlated judges behave like fewer
+independent ones).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspect_ai.scorer import Metric, SampleScore, metric
+
+ROLE = "grader"
+_EXTRA_ROLE = re.compile(r"^grader_(\d+)$")
+
+
+@dataclass(frozen=True)
+class Judging:
+    """How each judge is asked (``-T judge_repeats= judge_swap= judge_temperature=``)."""
+
+    repeats: int = 1
+    swap: bool = False
+    temperature: float = 1.0
+    """The sampling temperature of repeated questions (``repeats`` > 1); a single question is asked at 0."""
+
+    def __post_init__(self):
+        if isinstance(self.repeats, bool) or not isinstance(self.repeats, int) or self.repeats < 1:
+            raise ValueError(f"judge_repeats={self.repeats!r}: expected a positive integer")
+        if not isinstance(self.swap, bool):
+            raise ValueError(f"judge_swap={self.swap!r}: expected true or false")
+        if isinstance(self.temperature, bool) or not isinstance(self.temperature, (int, float)) \
+                or not 0 <= self.temperature <= 2:
+            raise ValueError(f"judge_temperature={self.temperature!r}: expected a number in [0, 2]")
+
+    @property
+    def default(self) -> bool:
+        return self.repeats == 1 and not self.swap
+
+    @property
+    def used_temperature(self) -> float:
+        return float(self.temperature) if self.repeats > 1 else 0.0
+
+
+@dataclass
+class Judge:
+    role: str
+    model: Any
+    source: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.role}={self.model}"
+
+
+def resolve_panel(role: str = ROLE) -> list[Judge]:
+    """The judges (module docstring); one judge, the evaluated model, without a ``grader`` role."""
+    from inspect_ai.model import get_model, model_roles
+
+    roles = model_roles()
+    extra = sorted((int(m.group(1)), r) for r in roles if (m := _EXTRA_ROLE.match(r)))
+    if role not in roles:
+        if extra:
+            raise ValueError(f"model role {extra[0][1]!r} given without {role!r}: name the first judge "
+                             f"--model-role {role}=MODEL")
+        return [Judge(role, get_model(), f"no {role!r} model role given: the evaluated model grades")]
+    bound = roles[role]
+    if isinstance(bound, list):
+        judges = [Judge(f"{role}[{i}]", m, f"model role {role!r} (panel member {i})") for i, m in enumerate(bound)]
+    else:
+        judges = [Judge(role, get_model(role=role), f"model role {role!r}")]
+    for _, r in extra:
+        judges.append(Judge(r, get_model(role=r), f"model role {r!r}"))
+    return judges
+
+
+def strict_majority(votes: list[Any]) -> Any:
+    """The label more than half of ``votes`` carry (``None`` = unreadable counts in the total), else ``None``.
+
+    >>> strict_majority(["SUPPORTS", "SUPPORTS", None]), strict_majority(["SUPPORTS", "CONTRADICTS"])
+    ('SUPPORTS', None)
+    >>> strict_majority(["SUPPORTS", None]), strict_majority(["YES"])
+    (None, 'YES')
+    """
+    counts = Counter(v for v in votes if v is not None)
+    if not counts:
+        return None
+    label, n = counts.most_common(1)[0]
+    return label if 2 * n > len(votes) else None
+
+
+@dataclass
+class Asked:
+    """One judge's answers to one unit: its labels over the repeats, the first parse, the swapped label."""
+
+    labels: list[Any]
+    first: Any  # the parse of the first reply (scorer-specific)
+    first_reply: str
+    swapped: Any = None
+    swap_reply: str | None = None
+    calls: int = 0
+    reused: bool = False
+
+    @property
+    def vote(self) -> Any:
+        return strict_majority(self.labels)
+
+
+async def generate(model, prompt: str, max_tokens: int | None, *, temperature: float = 0.0, repeat: int = 0,
+                   dedupe: bool = True):
+    """``(ModelOutput, reused)``: one judge call. The first question at
+    temperature 0 is the scorer's ordinary grader call (the same reuse of
+    byte-identical prompts); a repeat or a sampled question has its own reuse
+    key (the repeat number and temperature are part of it), so the N repeats
+    of one prompt are N calls, and the same prompt in another sample reuses
+    them."""
+    from inspect_ai.model import GenerateConfig
+
+    from conflict_eval.answers.failures import generate_checked
+    from conflict_eval.answers.reuse import reuse_for
+
+    from .pipeline import _generate_output
+
+    if repeat == 0 and temperature == 0.0:
+        return await _generate_output(model, prompt, max_tokens, dedupe)
+    config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
+    reuse = reuse_for(model) if dedupe else None
+    if reuse is None:
+        return await generate_checked(model, prompt, "a judge", config=config), False
+    key = hashlib.sha256(f"judge\0{max_tokens}\0{temperature}\0{repeat}\0{prompt}".encode(
+        "utf-8", "surrogatepass")).hexdigest()
+    return await reuse.call(key, lambda: generate_checked(model, prompt, "a judge", config=config))
+
+
+async def ask(judge: Judge, prompt: str, parse: Callable[[str], Any], label_of: Callable[[Any], Any],
+              judging: Judging, max_tokens: int | None, dedupe: bool = True,
+              swapped_prompt: str | None = None) -> Asked:
+    """Ask one judge one unit: ``judging.repeats`` times, plus the swapped prompt with ``judging.swap``."""
+    labels, first, first_reply, calls, reused0 = [], None, "", 0, False
+    temperature = judging.used_temperature
+    for r in range(judging.repeats):
+        out, reused = await generate(judge.model, prompt, max_tokens, temperature=temperature, repeat=r, dedupe=dedupe)
+        parsed = parse(out.completion)
+        labels.append(label_of(parsed))
+        calls += int(not reused)
+        if r == 0:
+            first, first_reply, reused0 = parsed, out.completion, reused
+    asked = Asked(labels, first, first_reply, calls=calls, reused=reused0)
+    if judging.swap and swapped_prompt is not None:
+        out, reused = await generate(judge.model, swapped_prompt, max_tokens, temperature=temperature,
+                                     repeat=0 if temperature == 0.0 else judging.repeats, dedupe=dedupe)
+        asked.swapped, asked.swap_reply = label_of(parse(out.completion)), out.completion
+        asked.calls += int(not reused)
+    return asked
+
+
+async def ask_panel(judges: list[Judge], make: Callable[[Judge], Awaitable[Asked]]) -> list[Asked]:
+    from inspect_ai.util import collect
+
+    return list(await collect(*(make(j) for j in judges)))
+
+
+def unit_record(votes: list[list[Any]], swapped: list[Any] | None = None, reference: Any = None, **where) -> dict:
+    """What a unit keeps in ``Score.metadata["judges"]["units"]``: each judge's
+    labels over the repeats, the majority, the swapped labels, a reference label."""
+    rec: dict[str, Any] = {**where, "votes": votes, "majority": strict_majority([strict_majority(v) for v in votes])}
+    if swapped is not None:
+        rec["swapped"] = swapped
+    if reference is not None:
+        rec["reference"] = reference
+    return rec
+
+
+def panel_metadata(judges: list[Judge], judging: Judging, units: list[dict]) -> dict:
+    return {"judges": [j.name for j in judges], "sources": [j.source for j in judges],
+            "repeats": judging.repeats, "temperature": judging.used_temperature, "swap": judging.swap,
+            "units": units}
+
+
+# ---- statistics (pure functions of the unit records; tested on hand-computed tables)
+
+
+def _vote(labels: list[Any]) -> Any:
+    return strict_majority(labels)
+
+
+def alpha(units: list[list[Any]]) -> float:
+    """Krippendorff's alpha (nominal) over units of judge votes (``None`` =
+    no vote, dropped), with Inspect's ``krippendorff_alpha`` metric; units
+    with fewer than 2 votes do not count. NaN with no such unit."""
+    from inspect_ai.scorer import Score, krippendorff_alpha
+
+    rated = [[v for v in u if v is not None] for u in units]
+    scores = [SampleScore(score=Score(value=r)) for r in rated if len(r) >= 2]
+    if not scores:
+        return float("nan")
+    return float(krippendorff_alpha()(scores))
+
+
+def agreement_with_majority(votes: list[list[Any]], judge: int) -> float:
+    """Share of units with a determined majority and a readable vote of ``judge`` where the two agree."""
+    pairs = [(u[judge], strict_majority(u)) for u in votes]
+    pairs = [(v, m) for v, m in pairs if v is not None and m is not None]
+    return sum(v == m for v, m in pairs) / len(pairs) if pairs else float("nan")
+
+
+def self_agreement(repeats: list[list[Any]]) -> float:
+    """Share of units whose readable repeats (>= 2) all agree; NaN with none."""
+    rated = [[v for v in r if v is not None] for r in repeats]
+    rated = [r for r in rated if len(r) >= 2]
+    return sum(len(set(r)) == 1 for r in rated) / len(rated) if rated else float("nan")
+
+
+def flip_rate(pairs: list[tuple[Any, Any]]) -> float:
+    """Share of (first label, swapped label) pairs, both readable, that differ; NaN with none."""
+    both = [(a, b) for a, b in pairs if a is not None and b is not None]
+    return sum(a != b for a, b in both) / len(both) if both else float("nan")
+
+
+def accuracy(labels: list[Any], reference: list[Any]) -> float:
+    """Share of readable labels equal to the reference (unreadable ones left out); NaN with none."""
+    both = [(a, r) for a, r in zip(labels, reference) if a is not None and r is not None]
+    return sum(a == r for a, r in both) / len(both) if both else float("nan")
+
+
+def error_correlation(a: list[Any], b: list[Any], reference: list[Any]) -> float:
+    """Pearson's r of two judges' 0/1 errors against ``reference`` on units
+    where both are readable; NaN when either never (or always) errs there."""
+    import numpy as np
+
+    rows = [(x != r, y != r) for x, y, r in zip(a, b, reference) if x is not None and y is not None and r is not None]
+    if len(rows) < 2:
+        return float("nan")
+    ea, eb = np.array(rows, dtype=float).T
+    if ea.std() == 0 or eb.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(ea, eb)[0, 1])
+
+
+@dataclass
+class PanelSummary:
+    judges: list[str]
+    units: int
+    alpha: float
+    agreement: list[float]
+    self_agreement: list[float] | None = None
+    flip_rate: list[float] | None = None
+    repeats: int = 1
+    temperature: float = 0.0
+    accuracy: list[float] | None = None
+    error_correlation: dict[str, float] = field(default_factory=dict)
+
+    def flat(self) -> dict[str, float]:
+        """The metric's value: floats under stable keys (judges by position; names are in the metadata)."""
+        out = {"judges": float(len(self.judges)), "units": float(self.units),
+               "repeats": float(self.repeats), "temperature": self.temperature}
+        if len(self.judges) > 1:  # a panel: agreement between its judges
+            out["alpha"] = self.alpha
+            for i, v in enumerate(self.agreement):
+                out[f"agreement_{i + 1}"] = v
+        for key in ("self_agreement", "flip_rate", "accuracy"):
+            for i, v in enumerate(getattr(self, key) or []):
+                out[f"{key}_{i + 1}"] = v
+        if self.flip_rate:
+            out["flip_rate"] = _nanmean(self.flip_rate)
+        out.update({f"error_corr_{k}": v for k, v in self.error_correlation.items()})
+        return out
+
+
+def _nanmean(values: list[float]) -> float:
+    vals = [v for v in values if not math.isnan(v)]
+    return sum(vals) / len(vals) if vals else float("nan")
+
+
+def summarise(blocks: list[dict]) -> PanelSummary | None:
+    """Pool the ``judges`` metadata blocks of a cell's samples (same panel)."""
+    blocks = [b for b in blocks if b and b.get("judges")]
+    if not blocks:
+        return None
+    names = blocks[0]["judges"]
+    units = [u for b in blocks for u in b.get("units", [])]
+    n = len(names)
+    votes = [[_vote(u["votes"][j]) for j in range(n)] for u in units]
+    summary = PanelSummary(judges=names, units=len(units), alpha=alpha(votes),
+                           agreement=[agreement_with_majority(votes, j) for j in range(n)],
+                           repeats=int(blocks[0].get("repeats", 1)), temperature=float(blocks[0].get("temperature", 0)))
+    if summary.repeats > 1:
+        summary.self_agreement = [self_agreement([u["votes"][j] for u in units]) for j in range(n)]
+    if any("swapped" in u for u in units):
+        summary.flip_rate = [flip_rate([(u["votes"][j][0], u["swapped"][j]) for u in units if "swapped" in u])
+                             for j in range(n)]
+    refs = [u.get("reference") for u in units]
+    if any(r is not None for r in refs):
+        summary.accuracy = [accuracy([v[j] for v in votes], refs) for j in range(n)]
+        for i in range(n):
+            for j in range(i + 1, n):
+                summary.error_correlation[f"{i + 1}_{j + 1}"] = error_correlation(
+                    [v[i] for v in votes], [v[j] for v in votes], refs)
+    return summary
+
+
+@metric(name="judge_panel")
+def judge_panel() -> Metric:
+    """:func:`summarise` over the samples' ``Score.metadata["judges"]`` ({} with no panel data)."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        s = summarise([(x.score.metadata or {}).get("judges") for x in scores])
+        return s.flat() if s else {}
+
+    return compute
+
+
+# ---- ConflictScore: the label step with a panel (pipeline.label hands over here)
+
+
+async def conflictscore_cells(claims: list[str], documents: list[str], judges: list[Judge], opts) -> tuple[list, int]:
+    """``(cells, calls)`` of every claim x document cell, labelled by the
+    panel: each cell's label is the strict majority of the judges' votes; its
+    snippet, reasoning and reply are the first judge's first reply's."""
+    from inspect_ai.util import collect
+
+    from .parse import parse_label, parse_label_list
+    from .pipeline import _cell, all_docs_max_tokens, all_docs_prompt, label_prompt, swapped_label_prompt
+
+    judging = opts.judging
+
+    def finish(i: int, j: int, asked: list[Asked], first_parse, reply: str, reused: bool,
+               votes: list[list], swapped: list | None):
+        majority = strict_majority([strict_majority(v) for v in votes])
+        cell = _cell(i, j, first_parse, reply, reused)
+        cell.label = majority
+        if majority is None and cell.error is None:
+            cell.error = f"no strict majority of the {len(judges)} judges: {[strict_majority(v) for v in votes]}"
+        cell.votes, cell.swapped = votes, swapped
+        return cell
+
+    if opts.labelling == "all_docs":
+        budget = all_docs_max_tokens(opts.grader_max_tokens, len(documents))
+        n = len(documents)
+
+        async def one_claim(i: int):
+            prompt = all_docs_prompt(claims[i], documents)
+            swapped = all_docs_prompt(claims[i], documents[::-1]) if judging.swap else None
+            asked = await ask_panel(judges, lambda jd: ask(
+                jd, prompt, lambda r: parse_label_list(r, n), lambda ps: [p.label for p in ps], judging, budget,
+                opts.grader_dedupe, swapped))
+            out = []
+            for j in range(n):
+                votes = [[rep[j] for rep in a.labels] for a in asked]
+                # the swapped prompt lists the documents in reverse: its item n-1-j is document j
+                sw = [a.swapped[n - 1 - j] for a in asked] if judging.swap else None
+                out.append(finish(i, j, asked, asked[0].first[j], asked[0].first_reply, asked[0].reused, votes, sw))
+            return out, sum(a.calls for a in asked)
+
+        rows = await collect(*(one_claim(i) for i in range(len(claims))))
+        return [cell for row, _ in rows for cell in row], sum(c for _, c in rows)
+
+    async def one_cell(i: int, j: int):
+        prompt = label_prompt(claims[i], documents[j])
+        swapped = swapped_label_prompt(claims[i], documents[j]) if judging.swap else None
+        asked = await ask_panel(judges, lambda jd: ask(jd, prompt, parse_label, lambda p: p.label, judging,
+                                                       opts.grader_max_tokens, opts.grader_dedupe, swapped))
+        votes = [a.labels for a in asked]
+        sw = [a.swapped for a in asked] if judging.swap else None
+        return finish(i, j, asked, asked[0].first, asked[0].first_reply, asked[0].reused, votes, sw), \
+            sum(a.calls for a in asked)
+
+    done = await collect(*(one_cell(i, j) for i in range(len(claims)) for j in range(len(documents))))
+    return [cell for cell, _ in done], sum(c for _, c in done)

@@ -1,0 +1,77 @@
+"""The leaderboard shows who graded each model-graded score: judges, alpha, self-agreement,
+labelled-slice accuracy, or "single judge, unchecked"."""
+
+import json
+
+from inspect_ai import Task, eval, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.solver import generate
+
+from conflict_eval.scorers.conflictscore.scorer import conflictscore
+from conflict_eval.testing import scripted_model
+
+DOCS = ["Doc about cats: cats purr.", "Doc about dogs: dogs never purr."]
+
+
+def _judge(dogs_label: str):
+    def reply(prompt: str) -> str:
+        if prompt.startswith("Instruction: Break down"):
+            return "Claims:\nCats purr.\nDogs purr."
+        claim = prompt.split("Claim to evaluate")[1][:40]
+        label = dogs_label if "Dogs" in claim else "SUPPORTS"
+        return f'{{"document_snippet": "x", "reasoning": "r", "answer": "{label}"}}'
+
+    return scripted_model(reply)
+
+
+@task
+def pets_conflict():
+    return Task(dataset=MemoryDataset([Sample(id="s1", input="Write about pets", metadata={"documents": DOCS})]),
+                solver=generate(), scorer=conflictscore())
+
+
+def test_page_names_the_judges(tmp_path):
+    from conflict_eval.report.build import write_leaderboard
+
+    logs = tmp_path / "logs"
+    # model a: one judge, unchecked; model b: two judges that disagree on claim 2 (alpha from the metric)
+    eval(pets_conflict(), model=scripted_model(lambda p: "Cats purr. Dogs purr."), model_roles={"grader": _judge("CONTRADICTS")},
+         log_dir=str(logs / "a"), display="none")
+    b = scripted_model(lambda p: "Cats purr. Dogs purr.")
+    eval(pets_conflict(), model=b, model_roles={"grader": _judge("CONTRADICTS"), "grader_2": _judge("IRRELEVANT")},
+         log_dir=str(logs / "b"), display="none")
+    gold = tmp_path / "judge_gold.json"
+    gold.write_text(json.dumps({"cells": 65, "judges": {"mockllm/model": {"accuracy": 0.5, "kappa": 0.25}}}))
+    md = write_leaderboard([logs], tmp_path / "out", allow_incomplete=True)["md"].read_text()
+    assert "single judge, unchecked" in md  # without a slice result, the one-judge log is unchecked
+    assert "- mockllm/model × pets_conflict: judged by mockllm/model; SINGLE JUDGE, UNCHECKED" in md
+    md = write_leaderboard([logs], tmp_path / "out", allow_incomplete=True, judge_gold=gold)["md"].read_text()
+    assert "Judges of the model-graded scores" in md
+    lines = [line for line in md.splitlines() if line.startswith("| mockllm/model") and "judges" not in line
+             and ("strict majority" in line or "unchecked" in line or "one judge" in line)]
+    assert lines, md
+    # the second run has two judges; both evaluated models are named mockllm/model, so the cell holds
+    # both logs: one line per log
+    single = [line for line in lines if "one judge" in line]
+    panel = [line for line in lines if "strict majority" in line]
+    assert len(single) == 1 and len(panel) == 1
+    assert "0.50 (κ 0.25, 65 cells)" in single[0]  # the slice result names this judge model
+    assert "mockllm/model, mockllm/model (strict majority)" in panel[0]
+    # 4 cells; judges agree on claim 1's two cells (S, S) and differ on claim 2's (C vs I twice):
+    # units (S,S), (S,S), (C,I), (C,I): n_S = 4, n_C = 2, n_I = 2, n = 8; o_CI = o_IC = 2;
+    # alpha = 1 - 7 * 4 / (2 * (4*2 + 4*2 + 2*2)) = 1 - 28 / 40 = 0.30
+    assert "| 0.30 |" in panel[0]
+    # and under the overview matrix, one line per model-graded log of the cell
+    assert "- mockllm/model × pets_conflict: judged by mockllm/model, mockllm/model (strict majority); α 0.30" in md
+    html = (tmp_path / "out" / "leaderboard.html").read_text()
+    assert "Judges of the model-graded scores" in html
+    assert "judged by mockllm/model, mockllm/model (strict majority); α 0.30" in html
+
+
+def test_unchecked_single_judge_says_so():
+    from conflict_eval.report.judges import describe
+
+    d = describe(["openai/gpt-4o"], {"judges": 1, "units": 10, "repeats": 1, "temperature": 0.0}, {})
+    assert d["note"] == "single judge, unchecked" and d["slice"] == "not run"
+    d = describe(["openai/gpt-4o"], {"judges": 1, "repeats": 3, "temperature": 1.0, "self_agreement_1": 0.9}, {})
+    assert d["note"] == "" and d["self_agreement"] == "0.90 (3 repeats, T=1.0)"
