@@ -20,11 +20,15 @@ outcome is one of:
   refusal read as a parse failure counts here;
 * ``crashed``: the reader raised (never allowed).
 
-    python benchmarks/reply_reading.py [--which real|shapes|all] [--as before|after]
+    python benchmarks/reply_reading.py [--which real|shapes|all] [--as before|after] [--extractor MODEL]
 
 Writes ``benchmarks/results/reply_reading.{md,json}`` (``--as before`` also
 keeps the run in ``reply_reading_before.json``; the Markdown shows that
 "before" table beside the current one, each with the commit it was run on).
+``--extractor conflict_eval/smollm2`` also sends every choice-kind reply
+through the answer extractor (Deliver 5, ``conflict_eval.answers.extraction``)
+to that grader and reports how often the extracted letter agrees with the
+labelled meaning (``reply_reading_extraction.json``).
 ``tests/test_reply_corpus.py`` holds every reader at 100% meant.
 """
 
@@ -409,6 +413,50 @@ def measure(rows: list[dict]) -> dict:
 
 
 # --------------------------------------------------------------------------
+# answer extraction (Deliver 5): does the grader's extraction agree with the labelled meaning?
+
+CHOICE_KINDS = ("choice", "truthfulqa.rag_choice", "truthfulqa.regenerate", "comparative", "self_ask")
+
+
+def measure_extraction(rows: list[dict], model_name: str, max_rows: int | None = None) -> dict:
+    """Send every choice-kind reply through the extraction prompt to ``model_name``
+    (one call each, temperature 0) and compare the extracted letter with the
+    labelled meaning (a refusal / unreadable reply should give NONE). Also
+    counts the rows no reader read as meant today (the ones extraction is for)."""
+    import asyncio
+
+    from inspect_ai.model import GenerateConfig, get_model
+
+    from conflict_eval.answers.extraction import extraction_prompt, read_extraction
+
+    todo = [r for r in rows if r["kind"] in CHOICE_KINDS][:max_rows]
+    unread = {r["id"] for reader in READERS for r in rows_for(reader, todo) if outcome(reader, r)[0] != "meant"}
+    model = get_model(model_name)
+
+    async def one(row: dict) -> dict:
+        letters = _letters(row)
+        out = await model.generate(extraction_prompt(row["reply"], row["args"]["options"], letters),
+                                   config=GenerateConfig(temperature=0.0, max_tokens=16))
+        parsed = read_extraction(out.completion, letters)
+        want = row["meaning"].get("choice")
+        got = parsed.letter if parsed.ok else None
+        return {"id": row["id"], "meant": want, "extracted": got, "grader_reply": out.completion,
+                "agrees": got == want, "unread_today": row["id"] in unread}
+
+    async def run_all() -> list[dict]:
+        return [await one(r) for r in todo]
+
+    results = asyncio.run(run_all())
+
+    def share(items: list[dict]) -> dict:
+        return {"n": len(items), "agree": sum(i["agrees"] for i in items),
+                "rate": (sum(i["agrees"] for i in items) / len(items)) if items else None}
+
+    return {"model": model_name, "all": share(results), "unread_today": share([i for i in results if i["unread_today"]]),
+            "rows": results}
+
+
+# --------------------------------------------------------------------------
 # report
 
 
@@ -463,11 +511,32 @@ def markdown(run: dict, before: dict | None) -> str:
     return "\n".join(out)
 
 
+def extraction_markdown(ext: dict) -> list[str]:
+    def fmt(x: dict) -> str:
+        return f"{x['agree']}/{x['n']}" + (f" ({x['rate']:.0%})" if x["rate"] is not None else "")
+
+    lines = [f"## Answer extraction (`-T answer_extraction=grader`), grader `{ext['model']}`", "",
+             "Every choice-kind reply of the corpus sent with the extraction prompt "
+             "(`conflict_eval/answers/extraction.py`) to the grader; *agrees*: the extracted letter is the "
+             "labelled choice, or no letter (NONE) for a refusal.", "",
+             "| replies | agrees |", "| --- | --- |",
+             f"| all choice-kind replies | {fmt(ext['all'])} |",
+             f"| those no reader reads as meant today | {fmt(ext['unread_today'])} |", ""]
+    wrong = [r for r in ext["rows"] if not r["agrees"]]
+    if wrong:
+        lines += ["Disagreements (meant -> extracted, grader reply):", ""]
+        lines += [f"- `{r['id']}`: {r['meant']} -> {r['extracted']} ({r['grader_reply'][:60]!r})" for r in wrong]
+        lines.append("")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--which", choices=("real", "shapes", "all"), default="all")
     ap.add_argument("--as", dest="as_", choices=("before", "after"), default="after",
                     help="'before' also keeps this run as the before table")
+    ap.add_argument("--extractor", metavar="MODEL",
+                    help="also measure answer extraction with this grader model (e.g. conflict_eval/smollm2)")
     args = ap.parse_args(argv)
     if args.which != "shapes" and not REPLIES.is_dir():
         print(f"{REPLIES} is absent: run with --which shapes", file=sys.stderr)
@@ -481,6 +550,15 @@ def main(argv: list[str] | None = None) -> int:
     before = json.loads(before_path.read_text(encoding="utf-8")) if before_path.is_file() else None
     (RESULTS / "reply_reading.json").write_text(json.dumps(run, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     text = markdown(run, before)
+    ext_path = RESULTS / "reply_reading_extraction.json"
+    if args.extractor:
+        rows = load_corpus(args.which)
+        ext = measure_extraction(rows, args.extractor)
+        ext["commit"] = run["commit"]
+        ext_path.write_text(json.dumps(ext, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if ext_path.is_file():
+        ext = json.loads(ext_path.read_text(encoding="utf-8"))
+        text += "\n" + "\n".join(extraction_markdown(ext)) + f"\n(run on commit {ext.get('commit')})\n"
     (RESULTS / "reply_reading.md").write_text(text + "\n", encoding="utf-8")
     print("\n".join(markdown_table(run)))
     return 0

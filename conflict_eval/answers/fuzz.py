@@ -91,6 +91,9 @@ PARSERS: list[ParserEntry] = [
     ParserEntry("restore_prefill", "conflict_eval.answers:restore_prefill",
                 "never fails: a reply that does not continue the prompt's open tag is returned unchanged",
                 call=lambda fn, t: fn("The final answer is: <a>", t), owner="conflict_eval.answers"),
+    ParserEntry("read_extraction", "conflict_eval.answers.extraction:read_extraction",
+                "answer extraction (-T answer_extraction=grader): no letter extracted; the sample stays a counted "
+                "parse failure, scored wrong", call=lambda fn, t: fn(t, "ABCD"), owner="conflict_eval.answers"),
     ParserEntry("extract_answer", "conflict_eval.scorers.text_match.scorer:extract_answer",
                 "token_f1 / exact_match / cover_em: the whole reply is the answer (scored as text, usually 0)",
                 owner="scorers/text_match"),
