@@ -522,6 +522,14 @@ def extraction_markdown(ext: dict) -> list[str]:
              "| replies | agrees |", "| --- | --- |",
              f"| all choice-kind replies | {fmt(ext['all'])} |",
              f"| those no reader reads as meant today | {fmt(ext['unread_today'])} |", ""]
+    from collections import Counter
+
+    got = Counter(str(r["extracted"] or "NONE") for r in ext["rows"])
+    meant = Counter(str(r["meant"] or "NONE") for r in ext["rows"])
+    top, n_top = got.most_common(1)[0] if got else ("-", 0)
+    lines += [f"Extracted: {', '.join(f'{k} {v}' for k, v in sorted(got.items()))}; labelled: "
+              f"{', '.join(f'{k} {v}' for k, v in sorted(meant.items()))}. A grader answering {top} every time "
+              f"would agree on {meant.get(top, 0)}/{len(ext['rows'])}.", ""]
     wrong = [r for r in ext["rows"] if not r["agrees"]]
     if wrong:
         lines += ["Disagreements (meant -> extracted, grader reply):", ""]
