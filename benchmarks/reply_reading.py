@@ -98,9 +98,9 @@ class Reading:
 
 def _says_refusal(parsed: Any) -> bool:
     """Whether a reader's result reports a refusal (however a reader spells it:
-    a true ``refusal`` attribute, ``method``/``kind`` ``"refusal"``, or a
+    a true ``refusal`` or ``refused`` attribute, ``method``/``kind`` ``"refusal"``, or a
     failure reason that starts with "refus")."""
-    if getattr(parsed, "refusal", False) is True:
+    if getattr(parsed, "refusal", False) is True or getattr(parsed, "refused", False) is True:
         return True
     if "refusal" in (getattr(parsed, "method", None), getattr(parsed, "kind", None)):
         return True

@@ -49,8 +49,9 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 
 from conflict_eval.answers import parse_choice
-from conflict_eval.answers.extraction import check_mode, extract_choice
 from conflict_eval.records import LETTERS
+
+from .extraction import with_extraction
 
 ANSWER_TEXT_KEY = "answer_text"
 PARSE_FAILURE_KEY = "answer_parse_failure"
@@ -104,16 +105,9 @@ def _by_type():
 )
 def choice_accuracy(answer_extraction: str = "none") -> Scorer:
     """Accuracy of the chosen option letter; parse failures counted separately;
-    all three also by conflict type.
-
-    Args:
-        answer_extraction: ``none``, or ``grader``: a reply no reader could
-            read is sent to the ``grader`` model role with a short extraction
-            prompt (:mod:`conflict_eval.answers.extraction`); a letter found
-            so is scored, recorded as ``extracted`` 1 and still counted in
-            ``parse_failure`` (never as parsed).
-    """
-    extract = check_mode(answer_extraction) == "grader"
+    all three also by conflict type. ``answer_extraction=grader``: see
+    :mod:`.extraction` (a reply no reader could read is sent to the grader;
+    a letter found so is scored, counted as ``extracted``, still a parse failure)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         n = len(state.choices) if len(state.choices) else 4
@@ -129,27 +123,13 @@ def choice_accuracy(answer_extraction: str = "none") -> Scorer:
                                   letters, options=options)
             reason = None if parsed.ok else parsed.reason
         conflict_option = (state.metadata or {}).get("conflict_option")
-        not_extracted = {"extracted": 0} if extract else {}
-        tried: dict = {}
-        if reason is not None and extract:
-            got = await extract_choice(reply, options, letters)
-            if got.letter is not None:
-                accuracy, misled, _ = choice_values(got.letter, target.text, conflict_option, options)
-                return Score(
-                    value={"accuracy": accuracy, "parse_failure": 1, "misled": misled, "extracted": 1},
-                    answer=got.letter,
-                    explanation=f"parse failure: {reason}; the grader extracted {got.letter!r}; gold {target.text!r}",
-                    metadata={"reply": reply, "answer_text": answer_text, "parse_failure_reason": reason,
-                              "extracted_letter": got.letter, "extraction_reply": got.grader_reply},
-                )
-            tried = {"extraction_reply": got.grader_reply}
         if reason is not None:
             return Score(
-                value={"accuracy": 0, "parse_failure": 1, "misled": 0, **not_extracted},
+                value={"accuracy": 0, "parse_failure": 1, "misled": 0},
                 answer=None,
                 explanation=f"parse failure: {reason}",
                 metadata={"reply": reply, "answer_text": answer_text,
-                          "parse_failure_reason": reason, **tried},
+                          "parse_failure_reason": reason},
             )
         accuracy, misled, by_text = choice_values(parsed.letter, target.text, conflict_option, options)
         metadata = {"reply": reply, "answer_text": answer_text}
@@ -158,10 +138,10 @@ def choice_accuracy(answer_extraction: str = "none") -> Scorer:
             metadata["scored_by_option_text"] = True
             explanation += " (scored by option text: this item lists the same option text twice)"
         return Score(
-            value={"accuracy": accuracy, "parse_failure": 0, "misled": misled, **not_extracted},
+            value={"accuracy": accuracy, "parse_failure": 0, "misled": misled},
             answer=parsed.letter,
             explanation=explanation,
             metadata=metadata,
         )
 
-    return score
+    return with_extraction(score, answer_extraction)
