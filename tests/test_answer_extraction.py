@@ -60,7 +60,8 @@ def test_grader_finding_no_choice_leaves_the_failure_wrong(log_dir):
     log, _ = _run("NONE", UNREADABLE, "grader", log_dir)
     for sample in log.samples:
         score = sample.scores["choice_accuracy"]
-        assert score.value == {"accuracy": 0, "parse_failure": 1, "misled": 0, "extracted": 0}
+        assert {k: score.value[k] for k in ("accuracy", "parse_failure", "misled", "extracted")} == \
+            {"accuracy": 0, "parse_failure": 1, "misled": 0, "extracted": 0}
         assert score.metadata["extraction_reply"] == "NONE"
 
 
