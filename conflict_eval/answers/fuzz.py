@@ -110,6 +110,10 @@ PARSERS: list[ParserEntry] = [
     ParserEntry("microact.parse_verdict", "conflict_eval.plugins.microact.parse:parse_verdict",
                 "overrationalization: the sample is not judged (NaN), counted in parse_failure and left out of "
                 "the ratio; never read as YES or NO", owner="plugins/microact"),
+    # answer extraction (issue 32, Deliver 5): the grader's reply to the extraction prompt
+    ParserEntry("read_extraction", "conflict_eval.answers.extraction:read_extraction",
+                "answer extraction (-T answer_extraction=grader): no letter extracted; the sample stays a counted "
+                "parse failure, scored wrong", call=lambda fn, t: fn(t, "ABCD"), owner="conflict_eval.answers"),
     # baselines
     *[ParserEntry(f"baselines.{n}", f"conflict_eval.plugins.baselines.parse:{n}", _BASELINE, owner="plugins/baselines")
       for n in ("parse_few_shot", "parse_cot", "parse_self_ask", "parse_comparative")],

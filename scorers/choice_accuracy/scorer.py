@@ -51,6 +51,8 @@ from inspect_ai.solver import TaskState
 from conflict_eval.answers import parse_choice
 from conflict_eval.records import LETTERS
 
+from .extraction import with_extraction
+
 ANSWER_TEXT_KEY = "answer_text"
 PARSE_FAILURE_KEY = "answer_parse_failure"
 GROUP_KEY = "conflict_type"
@@ -101,9 +103,11 @@ def _by_type():
         "misled": [mean(), _by_type()],
     }
 )
-def choice_accuracy() -> Scorer:
+def choice_accuracy(answer_extraction: str = "none") -> Scorer:
     """Accuracy of the chosen option letter; parse failures counted separately;
-    all three also by conflict type."""
+    all three also by conflict type. ``answer_extraction=grader``: see
+    :mod:`.extraction` (a reply no reader could read is sent to the grader;
+    a letter found so is scored, counted as ``extracted``, still a parse failure)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         n = len(state.choices) if len(state.choices) else 4
@@ -140,4 +144,4 @@ def choice_accuracy() -> Scorer:
             metadata=metadata,
         )
 
-    return score
+    return with_extraction(score, answer_extraction)

@@ -348,6 +348,36 @@ def _is_entry(x: object) -> bool:
     return (isinstance(x, dict) and _answer_of(x)[0]) or normalise_label(x) is not None
 
 
+def _cell_number(cell: str) -> int | None:
+    """``1``, ``**2**``, ``Doc 3``, ``Document #4`` -> the number (no regex: cells may be long)."""
+    word = cell[:40].strip(_MARKUP + " \t").lower()
+    for prefix in ("document", "doc"):
+        if word.startswith(prefix):
+            word = word[len(prefix):].strip(" \t.#")
+            break
+    word = word.lstrip("#").strip()
+    return int(word) if word.isdigit() and len(word) <= 6 else None
+
+
+def _table_entries(text: str) -> list[dict]:
+    """Rows of a markdown table, one per document (``| 1 | **IRRELEVANT** | reason |``):
+    a row counts when exactly one cell is a label; its document is the first
+    cell that is a number, else its position among the rows (ours: a grader
+    may answer the all-documents prompt with a table instead of JSON)."""
+    rows: list[dict] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("|"):
+            continue
+        cells = line.strip("|").split("|")
+        labels = [label for label in map(normalise_label, cells) if label]
+        if len(labels) != 1:
+            continue
+        numbers = [n for n in map(_cell_number, cells) if n is not None]
+        rows.append({"document": numbers[0] if numbers else len(rows) + 1, "answer": labels[0]})
+    return rows
+
+
 def parse_label_list(reply: str, n_documents: int) -> list[LabelParse]:
     """One label per document from an all-documents reply.
 
@@ -356,7 +386,8 @@ def parse_label_list(reply: str, n_documents: int) -> list[LabelParse]:
     ``{"results": [...]}``) with at least one verdict entry: an object with
     an ``answer`` field or a bare label string. Without such a list, the
     top-level objects that carry both ``document`` and ``answer`` fields
-    are used (one object per line). Entries are matched to documents by
+    are used (one object per line); without those, the rows of a markdown
+    table with a label cell (:func:`_table_entries`). Entries are matched to documents by
     their ``document`` number (1-based); without a number, by position. A
     document with no entry, an unknown label, or two entries that disagree
     gets a failure; so does every document when the reply holds no list.
@@ -374,7 +405,7 @@ def parse_label_list(reply: str, n_documents: int) -> list[LabelParse]:
                 loose.append(value)
         elif isinstance(value, list) and any(_is_entry(x) for x in value):
             lists.append(value)
-    entries = lists[-1] if lists else loose
+    entries = lists[-1] if lists else loose or _table_entries(text)
     if not entries:
         return [LabelParse(None, error=f"no JSON list of labels in reply {_preview(text)}")] * n
     out: list[LabelParse | None] = [None] * n

@@ -124,6 +124,12 @@ LIST_ROWS = [
     ('Answer List: [{{1}: 2}]', [None, None, None]),
     ('[' * 10_000, [None, None, None]),
     ('[{}' * 5000, [None, None, None]),
+    # a markdown table instead of JSON (a real grader reply, ../shared/replies conflictscore/run1b)
+    ('| Document | Label | Reasoning |\n|---|---|---|\n| 1 | **IRRELEVANT** | No. |\n| 2 | **SUPPORTS** | Says so. |\n'
+     '| 3 | IRRELEVANT | The word SUPPORTS here is not a label cell. |', [I, S, I]),
+    ('| Doc 3 | CONTRADICTS |\n| Doc 1 | supports |', [S, None, C]),
+    ('| 1 | SUPPORTS | CONTRADICTS |', [None, None, None]),           # two label cells: no verdict
+    ('|' * 20_000, [None, None, None]),
 ]
 
 

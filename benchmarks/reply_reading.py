@@ -1,0 +1,576 @@
+"""Read-as-meant benchmark (issue 32, Deliver 3): does each reader read a reply as its writer meant it?
+
+The corpus is ``tests/data/reply_corpus/``: ``real.jsonl`` labels the real
+replies kept in ``../shared/replies/`` (read there, in place) and
+``shapes.jsonl`` holds hand-written replies in the shapes of issue 32; each row
+names its prompt ``kind`` and the ``meaning`` labelled by reading it (see that
+folder's README). :data:`READERS` maps each prompt kind to the reader (or
+reader chain) the toolkit applies to it, named as in
+``conflict_eval/answers/fuzz.py`` ``PARSERS``. For every reader and row the
+outcome is one of:
+
+* ``meant``: the reader's value is the labelled meaning, or the reply is
+  labelled ``unreadable`` (or a ``refusal``, for a reader that has no refusal
+  outcome) and the reader returns its failure value;
+* ``misread``: the reader returns a value (or a refusal) other than the
+  meaning: the reply would be scored as something its writer did not say;
+* ``refused``: the reader returns its failure value on a reply whose meaning
+  is readable (a counted parse failure, never a score, but not as meant);
+  counted apart from misreads. For a reader that recognises refusals, a
+  refusal read as a parse failure counts here;
+* ``crashed``: the reader raised (never allowed).
+
+    python benchmarks/reply_reading.py [--which real|shapes|all] [--as before|after] [--extractor MODEL]
+
+Writes ``benchmarks/results/reply_reading.{md,json}`` (``--as before`` also
+keeps the run in ``reply_reading_before.json``; the Markdown shows that
+"before" table beside the current one, each with the commit it was run on).
+``--extractor conflict_eval/smollm2`` also sends every choice-kind reply
+through the answer extractor (Deliver 5, ``conflict_eval.answers.extraction``)
+to that grader and reports how often the extracted letter agrees with the
+labelled meaning (``reply_reading_extraction.json``).
+``tests/test_reply_corpus.py`` holds every reader at 100% meant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO / "tests" / "data" / "reply_corpus"
+REPLIES = REPO.parent / "shared" / "replies"
+RESULTS = REPO / "benchmarks" / "results"
+FILES = {"real": "real.jsonl", "shapes": "shapes.jsonl"}
+OUTCOMES = ("meant", "misread", "refused", "crashed")
+
+MEANING_KEYS = ("label", "labels", "claims", "choice", "questions", "triplets", "no_conflicts", "yes_no", "span",
+                "answer", "strict_em", "refusal", "unreadable", "free_text")
+
+
+# --------------------------------------------------------------------------
+# the corpus
+
+
+def load_corpus(which: str = "all", replies: Path = REPLIES) -> list[dict]:
+    """Rows of ``real.jsonl`` and/or ``shapes.jsonl``, each with its ``reply``
+    text (real replies are read from ``replies / row["source"]``)."""
+    names = list(FILES) if which == "all" else [which]
+    rows: list[dict] = []
+    for name in names:
+        path = CORPUS / FILES[name]
+        with path.open(encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                row = json.loads(line)
+                where = f"{path.name} line {n} ({row.get('id')!r})"
+                meaning = row.get("meaning")
+                if not isinstance(meaning, dict) or not any(k in meaning for k in MEANING_KEYS):
+                    raise ValueError(f"{where}: field 'meaning' must be an object with one of {', '.join(MEANING_KEYS)}")
+                if "reply" not in row:
+                    source = replies / row["source"]
+                    if not source.is_file():
+                        raise FileNotFoundError(f"{where}: field 'source': no reply file {source}")
+                    row["reply"] = source.read_text(encoding="utf-8")
+                row["corpus"] = name
+                rows.append(row)
+    return rows
+
+
+# --------------------------------------------------------------------------
+# what a reader returned, and the comparison with the meaning
+
+NO_CONFLICTS = "<no conflicts>"
+
+
+@dataclass(frozen=True)
+class Reading:
+    status: str  # "value", "refusal" or "failure"
+    value: Any = None
+    reason: str | None = None
+
+
+def _says_refusal(parsed: Any) -> bool:
+    """Whether a reader's result reports a refusal (however a reader spells it:
+    a true ``refusal`` or ``refused`` attribute, ``method``/``kind`` ``"refusal"``, or a
+    failure reason that starts with "refus")."""
+    if getattr(parsed, "refusal", False) is True or getattr(parsed, "refused", False) is True:
+        return True
+    if "refusal" in (getattr(parsed, "method", None), getattr(parsed, "kind", None)):
+        return True
+    return str(getattr(parsed, "reason", None) or "").lower().startswith("refus")
+
+
+_FOLD = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "‚": "'", "`": "'", "–": "-", "—": "-"})
+
+
+def norm(text: Any) -> Any:
+    """A comparable form: NFKC, typographic quotes folded to ASCII, case and
+    white space folded, surrounding quotes / markdown / a final period removed."""
+    if isinstance(text, (list, tuple)):
+        return [norm(t) for t in text]
+    if not isinstance(text, str):
+        return text
+    s = " ".join(unicodedata.normalize("NFKC", text).translate(_FOLD).casefold().split())
+    prev = None
+    while s != prev:
+        prev = s
+        s = s.strip().strip("*_\"'").rstrip(".").strip()
+    return s
+
+
+def _triplet_set(triplets) -> list:
+    return sorted(tuple(norm(list(t))) for t in triplets)
+
+
+def expected(meaning: dict) -> Any:
+    """The comparable value a reply's meaning asks for (None for refusal/unreadable)."""
+    if meaning.get("no_conflicts"):
+        return NO_CONFLICTS
+    if "triplets" in meaning:
+        return _triplet_set(meaning["triplets"])
+    for key in ("label", "labels", "claims", "choice", "questions", "yes_no", "span", "strict_em"):
+        if key in meaning:
+            return norm(meaning[key])
+    if "answer" in meaning:
+        return norm(meaning["answer"])
+    return None
+
+
+def judge(meaning: dict, reading: Reading, knows_refusal: bool) -> str:
+    if meaning.get("unreadable"):
+        return "meant" if reading.status == "failure" else "misread"
+    if meaning.get("refusal"):
+        if reading.status == "refusal":
+            return "meant"
+        if reading.status == "failure":
+            return "refused" if knows_refusal else "meant"
+        return "misread"
+    if reading.status == "failure":
+        return "refused"
+    if reading.status == "refusal":
+        return "misread"
+    return "meant" if reading.value == expected(meaning) else "misread"
+
+
+# --------------------------------------------------------------------------
+# the readers, by prompt kind
+
+
+def _letters(row: dict) -> str:
+    from conflict_eval.answers.choice import letters_for
+
+    return letters_for(len(row["args"]["options"]))
+
+
+def _choice(parsed) -> Reading:
+    if _says_refusal(parsed):
+        return Reading("refusal", reason=getattr(parsed, "reason", None))
+    if parsed.ok:
+        return Reading("value", norm(parsed.letter))
+    return Reading("failure", reason=parsed.reason)
+
+
+def read_parse_choice(row: dict) -> Reading:
+    from conflict_eval.answers import parse_choice
+
+    return _choice(parse_choice(row["reply"], _letters(row), options=row["args"]["options"]))
+
+
+def read_rag_choice(row: dict) -> Reading:
+    from conflict_eval.scorers.conflictscore.parse import parse_rag_choice
+
+    return _choice(parse_rag_choice(row["reply"], row["args"]["options"]))
+
+
+def read_table14_choice(row: dict) -> Reading:
+    from conflict_eval.scorers.conflictscore.parse import parse_table14_choice
+
+    return _choice(parse_table14_choice(row["reply"], row["args"]["options"]))
+
+
+def _baseline_then_choice(function: str) -> Callable[[dict], Reading]:
+    """A baseline's extraction, then ``choice_accuracy``'s letter reading of
+    the extracted answer (what a Comparative / Self-Ask sample is scored on)."""
+
+    def read(row: dict) -> Reading:
+        import importlib
+
+        from conflict_eval.answers import parse_choice
+
+        extraction = getattr(importlib.import_module("conflict_eval.plugins.baselines.parse"), function)(row["reply"])
+        if _says_refusal(extraction):
+            return Reading("refusal", reason=extraction.reason)
+        if not extraction.ok:
+            return Reading("failure", reason=extraction.reason)
+        return _choice(parse_choice(extraction.answer, _letters(row), options=row["args"]["options"]))
+
+    return read
+
+
+def read_label(row: dict) -> Reading:
+    from conflict_eval.scorers.conflictscore.parse import parse_label
+
+    p = parse_label(row["reply"])
+    return Reading("value", norm(p.label)) if p.ok else Reading("failure", reason=p.error)
+
+
+def read_label_list(row: dict) -> Reading:
+    from conflict_eval.scorers.conflictscore.parse import parse_label_list
+
+    labels = [p.label for p in parse_label_list(row["reply"], row["args"]["n_documents"])]
+    want = row["meaning"].get("labels")
+    if all(label is None for label in labels):
+        return Reading("failure", reason="no label for any document")
+    if None in labels and want and all(g is None or norm(g) == norm(w) for g, w in zip(labels, want)):
+        return Reading("failure", reason=f"labels for some documents only: {labels}")
+    return Reading("value", norm(labels))
+
+
+def read_claims(row: dict) -> Reading:
+    from conflict_eval.scorers.conflictscore.parse import parse_claims
+
+    claims, error = parse_claims(row["reply"])
+    return Reading("failure", reason=error) if error else Reading("value", norm(claims))
+
+
+def read_triplets(row: dict) -> Reading:
+    from conflict_eval.plugins.conflict_exposure.parse import parse_triplets
+
+    p = parse_triplets(row["reply"])
+    if not p.triplets and p.reason:
+        return Reading("failure", reason=p.reason)
+    return Reading("value", _triplet_set(p.triplets))
+
+
+def read_conflicts(row: dict) -> Reading:
+    from conflict_eval.plugins.conflict_exposure.parse import parse_triplets, says_no_conflicts
+
+    p = parse_triplets(row["reply"])
+    if says_no_conflicts(row["reply"], p):
+        return Reading("value", NO_CONFLICTS)
+    if not p.triplets and p.reason:
+        return Reading("failure", reason=p.reason)
+    return Reading("value", _triplet_set(p.triplets))
+
+
+def read_question_list(row: dict) -> Reading:
+    from conflict_eval.plugins.conflict_exposure.parse import parse_question_list
+
+    q = parse_question_list(row["reply"])
+    return Reading("value", norm(q.questions)) if q.questions else Reading("failure", reason=q.reason)
+
+
+def _parsed(p) -> Reading:
+    if _says_refusal(p):
+        return Reading("refusal", reason=p.reason)
+    return Reading("value", norm(p.value)) if p.ok else Reading("failure", reason=p.reason)
+
+
+def read_yes_no(row: dict) -> Reading:
+    from conflict_eval.plugins.polluted_kb.parse import parse_yes_no
+
+    return _parsed(parse_yes_no(row["reply"]))
+
+
+def read_target(row: dict) -> Reading:
+    from conflict_eval.plugins.polluted_kb.parse import parse_target
+
+    return _parsed(parse_target(row["reply"], row["args"]["answers"]))
+
+
+def read_robustrag(row: dict) -> Reading:
+    """RobustRAG's isolated / hint answers: the open-model cleaning (first
+    paragraph), an abstention when it says "I don't"."""
+    from conflict_eval.plugins.robustrag.keywords import abstains
+    from conflict_eval.plugins.robustrag.solver import clean
+
+    text = clean(row["reply"], "open")
+    if abstains(text):
+        return Reading("refusal")
+    return Reading("value", norm(text)) if text else Reading("failure", reason="empty answer")
+
+
+def read_user_needs(row: dict) -> Reading:
+    """``user_need_accuracy``: the ``<output>`` answer; a strict or near refusal is a refusal."""
+    from conflict_eval.plugins.user_needs.parse import parse_output
+    from conflict_eval.scorers.user_needs.normalize import is_near_refusal, is_refusal
+
+    p = parse_output(row["reply"])
+    if _says_refusal(p):
+        return Reading("refusal", reason=p.reason)
+    if not p.ok:
+        return Reading("failure", reason=p.reason)
+    if is_refusal(p.answer) or is_near_refusal(p.answer):
+        return Reading("refusal")
+    return Reading("value", norm(p.answer))
+
+
+def read_match_option(row: dict) -> Reading:
+    """The option a free-form answer names (``None``: unmatched, a value of its own)."""
+    from conflict_eval.plugins.user_needs.parse import parse_output
+    from conflict_eval.scorers.user_needs.normalize import match_option
+
+    answer = row["reply"]
+    if row["kind"] == "user_needs.answer":
+        answer = parse_output(row["reply"]).answer
+        if answer is None:
+            return Reading("failure", reason="no <output> answer")
+    return Reading("value", norm(match_option(answer, list(row["args"]["options"]))))
+
+
+def read_ramdocs(row: dict) -> Reading:
+    from conflict_eval.plugins.ramdocs.metrics import strict_em_parts
+    from conflict_eval.scorers.text_match.scorer import extract_answer
+
+    em, _, _ = strict_em_parts(extract_answer(row["reply"]), row["args"]["golds"], row["args"]["wrongs"])
+    return Reading("value", em)
+
+
+@dataclass(frozen=True)
+class Reader:
+    name: str
+    """As in ``answers/fuzz.py`` PARSERS (``a+b``: a chain, as the method applies it)."""
+    kinds: tuple[str, ...]
+    read: Callable[[dict], Reading]
+    knows_refusal: bool = False
+    """Whether the reader (or its method) has a refusal outcome; a refusal it
+    reads as a parse failure then counts as refused, not meant."""
+    applies: Callable[[dict], bool] = lambda row: True
+    meaning: Callable[[dict], dict] = lambda row: row["meaning"]
+
+
+def _option_meaning(row: dict) -> dict:
+    return {"answer": row["meaning"]["option"]}
+
+
+READERS: list[Reader] = [
+    Reader("parse_choice", ("choice",), read_parse_choice, knows_refusal=True),
+    Reader("conflictscore.parse_rag_choice", ("choice", "truthfulqa.rag_choice"), read_rag_choice, knows_refusal=True),
+    Reader("conflictscore.parse_table14_choice", ("truthfulqa.regenerate",), read_table14_choice, knows_refusal=True),
+    Reader("baselines.parse_comparative+parse_choice", ("comparative",), _baseline_then_choice("parse_comparative"),
+           knows_refusal=True),
+    Reader("baselines.parse_self_ask+parse_choice", ("self_ask",), _baseline_then_choice("parse_self_ask"),
+           knows_refusal=True),
+    Reader("conflictscore.parse_label", ("conflictscore.label",), read_label),
+    Reader("conflictscore.parse_label_list", ("conflictscore.label_list",), read_label_list),
+    Reader("conflictscore.parse_claims", ("conflictscore.claims",), read_claims),
+    Reader("conflict_exposure.parse_triplets", ("conflict_exposure.extract",), read_triplets),
+    Reader("conflict_exposure.parse_triplets+says_no_conflicts", ("conflict_exposure.detect",), read_conflicts),
+    Reader("conflict_exposure.parse_question_list", ("conflict_exposure.split",), read_question_list),
+    Reader("polluted_kb.parse_yes_no", ("polluted_kb.yes_no",), read_yes_no),
+    Reader("polluted_kb.parse_target", ("polluted_kb.target",), read_target),
+    Reader("robustrag.clean+abstains", ("robustrag.isolated", "robustrag.hint"), read_robustrag, knows_refusal=True),
+    Reader("user_needs.parse_output+is_refusal", ("user_needs.answer",), read_user_needs, knows_refusal=True),
+    Reader("user_needs.match_option", ("option_match", "user_needs.answer"), read_match_option,
+           applies=lambda row: "option" in row["meaning"], meaning=_option_meaning),
+    Reader("ramdocs.extract_answer+strict_em", ("ramdocs.strict_em",), read_ramdocs),
+]
+"""Each prompt kind's readers. Kinds without one are free text (a report, a
+passage, a poisoned document): counted in the corpus, read by nothing."""
+
+
+def rows_for(reader: Reader, rows: list[dict]) -> list[dict]:
+    return [r for r in rows if r["kind"] in reader.kinds and reader.applies(r)]
+
+
+def outcome(reader: Reader, row: dict) -> tuple[str, Reading | None, str | None]:
+    """(outcome, reading, error) of one reader on one row."""
+    try:
+        reading = reader.read(row)
+    except Exception as exc:  # noqa: BLE001 - a crash is an outcome of its own
+        return "crashed", None, f"{type(exc).__name__}: {exc}"
+    return judge(reader.meaning(row), reading, reader.knows_refusal), reading, None
+
+
+def measure(rows: list[dict]) -> dict:
+    """Per reader: counts of each outcome, per corpus, and every row not read as meant."""
+    table: dict[str, dict] = {}
+    for reader in READERS:
+        mine = rows_for(reader, rows)
+        counts = {c: {o: 0 for o in OUTCOMES} for c in ("real", "shapes")}
+        misses = []
+        for row in mine:
+            result, reading, error = outcome(reader, row)
+            counts[row["corpus"]][result] += 1
+            if result != "meant":
+                misses.append({"id": row["id"], "outcome": result, "meaning": reader.meaning(row),
+                               "read": None if reading is None else
+                               {"status": reading.status, "value": reading.value, "reason": reading.reason},
+                               **({"error": error} if error else {})})
+        table[reader.name] = {"kinds": list(reader.kinds), "counts": counts, "not_meant": misses}
+    read_kinds = {k for r in READERS for k in r.kinds}
+    unread = sorted({r["kind"] for r in rows} - read_kinds)
+    return {"rows": len(rows), "rows_by_corpus": {c: sum(r["corpus"] == c for r in rows) for c in FILES},
+            "free_text_kinds": unread,
+            "free_text_rows": sum(r["kind"] in unread for r in rows), "readers": table}
+
+
+# --------------------------------------------------------------------------
+# answer extraction (Deliver 5): does the grader's extraction agree with the labelled meaning?
+
+CHOICE_KINDS = ("choice", "truthfulqa.rag_choice", "truthfulqa.regenerate", "comparative", "self_ask")
+
+
+def measure_extraction(rows: list[dict], model_name: str, max_rows: int | None = None) -> dict:
+    """Send every choice-kind reply through the extraction prompt to ``model_name``
+    (one call each, temperature 0) and compare the extracted letter with the
+    labelled meaning (a refusal / unreadable reply should give NONE). Also
+    counts the rows no reader read as meant today (the ones extraction is for)."""
+    import asyncio
+
+    from inspect_ai.model import GenerateConfig, get_model
+
+    from conflict_eval.answers.extraction import extraction_prompt, read_extraction
+
+    todo = [r for r in rows if r["kind"] in CHOICE_KINDS][:max_rows]
+    unread = {r["id"] for reader in READERS for r in rows_for(reader, todo) if outcome(reader, r)[0] != "meant"}
+    model = get_model(model_name)
+
+    async def one(row: dict) -> dict:
+        letters = _letters(row)
+        out = await model.generate(extraction_prompt(row["reply"], row["args"]["options"], letters),
+                                   config=GenerateConfig(temperature=0.0, max_tokens=16))
+        parsed = read_extraction(out.completion, letters)
+        want = row["meaning"].get("choice")
+        got = parsed.letter if parsed.ok else None
+        return {"id": row["id"], "meant": want, "extracted": got, "grader_reply": out.completion,
+                "agrees": got == want, "unread_today": row["id"] in unread}
+
+    async def run_all() -> list[dict]:
+        return [await one(r) for r in todo]
+
+    results = asyncio.run(run_all())
+
+    def share(items: list[dict]) -> dict:
+        return {"n": len(items), "agree": sum(i["agrees"] for i in items),
+                "rate": (sum(i["agrees"] for i in items) / len(items)) if items else None}
+
+    return {"model": model_name, "all": share(results), "unread_today": share([i for i in results if i["unread_today"]]),
+            "rows": results}
+
+
+# --------------------------------------------------------------------------
+# report
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%h %s"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return out[:90] + (" (+ uncommitted changes)" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def markdown_table(run: dict) -> list[str]:
+    lines = ["| reader | prompt kinds | real: meant / misread / refused | shapes: meant / misread / refused | crashed |",
+             "| --- | --- | --- | --- | --- |"]
+    for name, r in run["readers"].items():
+        cells = []
+        for c in ("real", "shapes"):
+            n = r["counts"][c]
+            total = sum(n.values())
+            cells.append("–" if not total else f"{n['meant']}/{total} / {n['misread']} / {n['refused']}")
+        crashed = sum(r["counts"][c]["crashed"] for c in ("real", "shapes"))
+        lines.append(f"| `{name}` | {', '.join(r['kinds'])} | {cells[0]} | {cells[1]} | {crashed} |")
+    return lines
+
+
+def markdown(run: dict, before: dict | None) -> str:
+    out = ["# Reply reading: read as meant, misread, refused (issue 32, Deliver 3)", "",
+           "`python benchmarks/reply_reading.py` reads every labelled reply of `tests/data/reply_corpus/` "
+           "(real replies from `../shared/replies/`, read in place, and hand-written shapes) with each reader the "
+           "toolkit applies to its prompt kind. *meant*: the reader's value is the labelled meaning (or its failure "
+           "value on an unreadable reply); *misread*: another value, scored as something the writer did not say; "
+           "*refused*: the reader's failure value on a readable reply (a counted parse failure; for readers with "
+           "a refusal outcome, also a sincere refusal read as a parse failure).", "",
+           f"Corpus: {run['rows']} replies ({run['rows_by_corpus']['real']} real, {run['rows_by_corpus']['shapes']} "
+           f"shapes); {run['free_text_rows']} are free text read by no reader ({', '.join(run['free_text_kinds'])}).",
+           ""]
+    for title, r in ((f"## Before (commit {before['commit']})", before), (f"## This run (commit {run['commit']})", run)):
+        if r is None or (r is run and before is not None and before.get("commit") == run.get("commit")):
+            continue
+        out += [title, "", *markdown_table(r), ""]
+        misses = [(name, m) for name, x in r["readers"].items() for m in x["not_meant"]]
+        if misses:
+            out += ["Not read as meant:", ""]
+            for name, m in misses:
+                got = m.get("error") or (m["read"] and (m["read"]["reason"] or m["read"]["value"]))
+                out.append(f"- `{name}` {m['outcome']}: `{m['id']}` meant {json.dumps(m['meaning'], ensure_ascii=False)[:120]}"
+                           f", read {json.dumps(got, ensure_ascii=False)[:160]}")
+            out.append("")
+    return "\n".join(out)
+
+
+def extraction_markdown(ext: dict) -> list[str]:
+    def fmt(x: dict) -> str:
+        return f"{x['agree']}/{x['n']}" + (f" ({x['rate']:.0%})" if x["rate"] is not None else "")
+
+    lines = [f"## Answer extraction (`-T answer_extraction=grader`), grader `{ext['model']}`", "",
+             "Every choice-kind reply of the corpus sent with the extraction prompt "
+             "(`conflict_eval/answers/extraction.py`) to the grader; *agrees*: the extracted letter is the "
+             "labelled choice, or no letter (NONE) for a refusal.", "",
+             "| replies | agrees |", "| --- | --- |",
+             f"| all choice-kind replies | {fmt(ext['all'])} |",
+             f"| those no reader reads as meant today | {fmt(ext['unread_today'])} |", ""]
+    from collections import Counter
+
+    got = Counter(str(r["extracted"] or "NONE") for r in ext["rows"])
+    meant = Counter(str(r["meant"] or "NONE") for r in ext["rows"])
+    top, n_top = got.most_common(1)[0] if got else ("-", 0)
+    lines += [f"Extracted: {', '.join(f'{k} {v}' for k, v in sorted(got.items()))}; labelled: "
+              f"{', '.join(f'{k} {v}' for k, v in sorted(meant.items()))}. A grader answering {top} every time "
+              f"would agree on {meant.get(top, 0)}/{len(ext['rows'])}.", ""]
+    wrong = [r for r in ext["rows"] if not r["agrees"]]
+    if wrong:
+        lines += ["Disagreements (meant -> extracted, grader reply):", ""]
+        lines += [f"- `{r['id']}`: {r['meant']} -> {r['extracted']} ({r['grader_reply'][:60]!r})" for r in wrong]
+        lines.append("")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--which", choices=("real", "shapes", "all"), default="all")
+    ap.add_argument("--as", dest="as_", choices=("before", "after"), default="after",
+                    help="'before' also keeps this run as the before table")
+    ap.add_argument("--extractor", metavar="MODEL",
+                    help="also measure answer extraction with this grader model (e.g. conflict_eval/smollm2)")
+    args = ap.parse_args(argv)
+    if args.which != "shapes" and not REPLIES.is_dir():
+        print(f"{REPLIES} is absent: run with --which shapes", file=sys.stderr)
+        return 2
+    run = measure(load_corpus(args.which))
+    run["commit"] = _commit()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    before_path = RESULTS / "reply_reading_before.json"
+    if args.as_ == "before":
+        before_path.write_text(json.dumps(run, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    before = json.loads(before_path.read_text(encoding="utf-8")) if before_path.is_file() else None
+    (RESULTS / "reply_reading.json").write_text(json.dumps(run, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = markdown(run, before)
+    ext_path = RESULTS / "reply_reading_extraction.json"
+    if args.extractor:
+        rows = load_corpus(args.which)
+        ext = measure_extraction(rows, args.extractor)
+        ext["commit"] = run["commit"]
+        ext_path.write_text(json.dumps(ext, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if ext_path.is_file():
+        ext = json.loads(ext_path.read_text(encoding="utf-8"))
+        text += "\n" + "\n".join(extraction_markdown(ext)) + f"\n(run on commit {ext.get('commit')})\n"
+    (RESULTS / "reply_reading.md").write_text(text + "\n", encoding="utf-8")
+    print("\n".join(markdown_table(run)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

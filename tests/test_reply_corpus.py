@@ -1,0 +1,138 @@
+"""Every reader reads the labelled reply corpus as meant (issue 32, Deliver 3).
+
+The corpus (``tests/data/reply_corpus/``, see its README) labels, by reading
+them, the real replies kept in ``../shared/replies/`` (read there in place;
+those tests skip only where that folder is absent) and hand-written replies in
+the shapes of issue 32. The reading rules and reader list are
+``benchmarks/reply_reading.py``'s (``READERS``), so the test and the
+benchmark's table count the same thing: every reader at 100% read as meant,
+0 misread, 0 refused, 0 crashed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("reply_reading", REPO / "benchmarks" / "reply_reading.py")
+bench = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("reply_reading", bench)
+_spec.loader.exec_module(bench)
+
+REPLIES = REPO.parent / "shared" / "replies"
+# ce_user_needs_2/replies/<run>/ holds byte-identical copies of ce_user_needs_2/<run>/replies/ for these runs
+COPIED_RUNS = ("ce-ar", "ce-def", "ce-rr", "ce-sr", "kb")
+
+
+def _labels(name: str) -> list[dict]:
+    with (bench.CORPUS / bench.FILES[name]).open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
+
+
+REAL = _labels("real")
+SHAPES = _labels("shapes")
+READ_KINDS = {k for r in bench.READERS for k in r.kinds}
+FREE_TEXT_KINDS = {"conflictscore.report", "astuterag.internal", "astuterag.consolidate", "polluted_kb.poison"}
+
+
+def _readers_of(rows: list[dict]) -> list:
+    return [r for r in bench.READERS if bench.rows_for(r, [dict(row, corpus="x") for row in rows])]
+
+
+@pytest.fixture(scope="module")
+def real_rows() -> list[dict]:
+    if not REPLIES.is_dir():
+        pytest.skip(f"shared replies folder {REPLIES} is absent on this machine")
+    return bench.load_corpus("real", REPLIES)
+
+
+def _not_meant(reader, rows: list[dict]) -> list[str]:
+    out = []
+    for row in bench.rows_for(reader, rows):
+        result, reading, error = bench.outcome(reader, row)
+        if result != "meant":
+            got = error or (reading.reason if reading.status == "failure" else reading.value)
+            out.append(f"{result}: {row['id']}: meant {reader.meaning(row)}, read {reading and reading.status} {got!r}")
+    return out
+
+
+# --------------------------------------------------------------------------
+# the corpus files
+
+
+@pytest.mark.parametrize("name", ["real", "shapes"])
+def test_corpus_rows_are_well_formed(name):
+    rows = _labels(name)
+    ids = [r["id"] for r in rows]
+    assert len(ids) == len(set(ids)), "duplicate ids"
+    for r in rows:
+        assert r["kind"] in READ_KINDS | FREE_TEXT_KINDS, r["id"]
+        keys = [k for k in bench.MEANING_KEYS if k in r["meaning"]]
+        assert keys, r["id"]
+        if keys[0] == "answer":  # user needs: the answer and, where options are known, the option it names
+            assert set(r["meaning"]) <= {"answer", "option"}, r["id"]
+        else:
+            assert len(r["meaning"]) == 1, r["id"]
+        assert ("reply" in r) == (name == "shapes"), r["id"]
+        if r["kind"] in FREE_TEXT_KINDS:
+            assert r["meaning"] == {"free_text": True}, r["id"]
+
+
+def test_real_rows_name_replies_relative_to_the_replies_folder():
+    for r in REAL:
+        assert not Path(r["source"]).is_absolute() and ".." not in Path(r["source"]).parts, r["id"]
+        assert r["source"].endswith(".txt") and "/replies/" in "/" + r["source"], r["id"]
+
+
+def test_every_real_reply_is_labelled_once(real_rows):
+    files = {str(p.relative_to(REPLIES)) for p in REPLIES.glob("*/*/*/replies/*.txt")}
+    files |= {str(p.relative_to(REPLIES)) for p in REPLIES.glob("*/ce_user_needs_2/replies/*/*.txt")}
+    copies = {f for f in files if f.split("/")[1:3] == ["ce_user_needs_2", "replies"] and f.split("/")[3] in COPIED_RUNS}
+    for f in copies:  # a copy is labelled under the folder that keeps its prompt
+        run, name = f.split("/")[3], f.split("/")[4]
+        twin = f"{f.split('/')[0]}/ce_user_needs_2/{run}/replies/{name}"
+        assert (REPLIES / f).read_bytes() == (REPLIES / twin).read_bytes(), f
+    assert sorted(r["source"] for r in real_rows) == sorted(files - copies)
+
+
+# --------------------------------------------------------------------------
+# the judging rules (hand cases)
+
+
+def test_judge_rules():
+    value, failure, refusal = bench.Reading("value", "b"), bench.Reading("failure", reason="x"), bench.Reading("refusal")
+    assert bench.judge({"choice": "B"}, value, True) == "meant"
+    assert bench.judge({"choice": "A"}, value, True) == "misread"
+    assert bench.judge({"choice": "B"}, failure, True) == "refused"
+    assert bench.judge({"choice": "B"}, refusal, True) == "misread"
+    assert bench.judge({"unreadable": True}, failure, False) == "meant"
+    assert bench.judge({"unreadable": True}, value, False) == "misread"
+    assert bench.judge({"refusal": True}, refusal, True) == "meant"
+    assert bench.judge({"refusal": True}, failure, True) == "refused"  # a refusal is not a parse failure
+    assert bench.judge({"refusal": True}, failure, False) == "meant"  # a reader without refusals: failure is right
+    assert bench.judge({"refusal": True}, value, False) == "misread"
+    assert bench.norm("“Wulfsige’s farm.”") == bench.norm("wulfsige's farm")
+    assert bench.expected({"triplets": [["a", "r", "b"], ["c", "r", "d"]]}) == \
+        bench.expected({"triplets": [["C", "r", "d"], ["A", "r", "b"]]})
+
+
+# --------------------------------------------------------------------------
+# every reader at 100% read as meant
+
+
+@pytest.mark.parametrize("reader", _readers_of(SHAPES), ids=lambda r: r.name)
+def test_reader_reads_hand_written_shapes_as_meant(reader):
+    rows = [dict(r, corpus="shapes") for r in SHAPES]
+    missed = _not_meant(reader, rows)
+    assert not missed, f"{len(missed)} of {len(bench.rows_for(reader, rows))} shapes not read as meant:\n" + "\n".join(missed)
+
+
+@pytest.mark.parametrize("reader", _readers_of(REAL), ids=lambda r: r.name)
+def test_reader_reads_real_replies_as_meant(reader, real_rows):
+    missed = _not_meant(reader, real_rows)
+    assert not missed, f"{len(missed)} of {len(bench.rows_for(reader, real_rows))} replies not read as meant:\n" + "\n".join(missed)
