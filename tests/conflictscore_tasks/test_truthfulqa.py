@@ -100,23 +100,25 @@ def test_wrapper_regenerates_a_flagged_answer():
 def test_wrapper_with_a_judge_panel_regenerates_only_on_a_majority_conflict():
     """Answer B ("Cats never sleep"); judge 1 labels doc 1 CONTRADICTS, doc 2 SUPPORTS, doc 3
     IRRELEVANT (flagged when it judges alone, test above); judge 2 says IRRELEVANT for doc 1. Two
-    judges, a tie on doc 1: undetermined, so the claim is conflicted only in the worst case
-    (CS-C = 1) and not on its determined cells: no regeneration."""
+    judges, a tie on doc 1: undetermined, so the claim is conflicted in the worst case
+    (CS-C = 1) though not on its determined cells. An undetermined cell never hides a conflict
+    (issue 32): the answer is flagged as possibly conflicted and regenerated."""
     def judge_2(prompt):
         doc = prompt.split("Document to evaluate against")[1].split("\n\nOutput format")[0]
         return '{"answer": "IRRELEVANT"}' if "16 hours" in doc else judge(prompt)
 
-    model = scripted_model(["(B)"])
+    model = scripted_model(["(B)", "A – Cats sleep a lot\nJustification: (Docs 2)"])
     roles = {"grader": scripted_model(judge), "grader_2": scripted_model(judge_2)}
     log = eval(_mc_task(), model=model, model_roles=roles, display="none")[0]
     assert log.status == "success", log.error
     store = log.samples[0].store
     conflict = store["RegenerationStore:conflict"]
     assert conflict["label_matrix"] == [[None, "SUPPORTS", "IRRELEVANT"]]
-    assert store["RegenerationStore:flagged"] is False and store["RegenerationStore:cs_c"] == 1.0
+    assert store["RegenerationStore:cs_c"] == 1.0
+    assert store["RegenerationStore:flagged"] is True and store["RegenerationStore:flag_undetermined"] is True
     assert conflict["judges"]["judges"] == ["grader=mockllm/model", "grader_2=mockllm/model"]
     assert [u["votes"] for u in conflict["judges"]["units"]][0] == [["CONTRADICTS"], ["IRRELEVANT"]]
-    assert len(model.script.calls) == 1  # no regeneration
+    assert len(model.script.calls) == 2  # answer + regeneration of the possibly conflicted answer
 
 
 def test_wrapper_keeps_an_unflagged_answer_and_records_unparseable_ones():
