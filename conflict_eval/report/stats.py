@@ -41,7 +41,10 @@ INTERVAL_METHODS = {
 }
 
 LOWER_IS_BETTER = {"misled", "undetermined", "undetermined_rate", "parse_failure", "errors", "error_rate",
-                   "hallucination", "hallucination_rate", "contradiction_rate", "cost", "stderr"}
+                   "hallucination", "hallucination_rate", "contradiction_rate", "cost", "stderr",
+                   # reading: answers a reader could not read (extracted by the grader, matching no option)
+                   # and claims whose grader labels could not be read
+                   "extracted", "unmatched", "claims_undetermined", "flagged_undetermined"}
 
 
 def direction(metric: str) -> str:
