@@ -36,6 +36,12 @@ __all__ = ["FUZZ_TOKENS", "PATHOLOGICAL_REPLIES", "random_reply", "PARSERS", "Pa
 _RESOLVED: dict[str, Callable[..., Any]] = {}
 
 
+def _triplets(text: str):
+    from conflict_eval.plugins.conflict_exposure.parse import parse_triplets
+
+    return parse_triplets(text, ["is", "born on"])
+
+
 def _fallback_extractor():
     from conflict_eval.plugins.robustrag.keywords import load_extractor
 
@@ -91,6 +97,19 @@ PARSERS: list[ParserEntry] = [
     ParserEntry("restore_prefill", "conflict_eval.answers:restore_prefill",
                 "never fails: a reply that does not continue the prompt's open tag is returned unchanged",
                 call=lambda fn, t: fn("The final answer is: <a>", t), owner="conflict_eval.answers"),
+    ParserEntry("answers.read_span", "conflict_eval.answers.span:read_span",
+                "a counted failure with its reason (polluted-KB target: no target, nothing injected; "
+                "Conflict Exposure ReAns: reans_parse_failure, no answer query)", owner="conflict_eval.answers"),
+    ParserEntry("answers.trim_span", "conflict_eval.answers.span:trim_span",
+                "a counted failure with its reason (see read_span)", owner="conflict_eval.answers"),
+    ParserEntry("answers.match_option", "conflict_eval.answers.options:match_option",
+                "user_need_accuracy: unmatched, counted apart from wrong (metric unmatched); never guessed",
+                call=lambda fn, t: fn(t, ["two eyes", "not falling asleep", "He processes flaxseeds.", "dark"]),
+                owner="conflict_eval.answers"),
+    ParserEntry("conflict_exposure.says_no_conflicts",
+                "conflict_eval.plugins.conflict_exposure.parse:says_no_conflicts",
+                "never fails: a detection reply says there are no conflicts or not",
+                call=lambda fn, t: fn(t, _triplets(t)), owner="plugins/conflict_exposure"),
     ParserEntry("extract_answer", "conflict_eval.scorers.text_match.scorer:extract_answer",
                 "token_f1 / exact_match / cover_em: the whole reply is the answer (scored as text, usually 0)",
                 owner="scorers/text_match"),
