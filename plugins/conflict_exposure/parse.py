@@ -54,6 +54,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from conflict_eval.answers import clip
+from conflict_eval.answers.text_metrics import fold_quotes
 
 _OPEN = {"(": ")", "[": "]"}
 _QUOTES = "\"'“”‘’`"
@@ -310,9 +311,10 @@ def parse_triplets(text: str, relations: Iterable[str] = ()) -> TripletParse:
 
 _NO_CONFLICT_RE = re.compile(
     r"^\W*(?:none|nothing|n/a)\W*$"
-    r"|\b(?:no|none of the|not any|zero|without|free of|cannot find any|could not find any|did not find any"
-    r"|didn't find any|don't see any|do not see any|there are no|there is no|found no)\b"
-    r"[^.\n]{0,40}?\b(?:conflict|contradict|inconsisten|discrepanc)",
+    r"|\b(?:no|none of (?:the|these|those|them)|not any|zero|without|free of|cannot find any|could not find any"
+    r"|did not find any|didn't find any|don't see any|do not see any|there are no|there is no|found no)\b"
+    r"[^.\n]{0,40}?\b(?:conflict|contradict|inconsisten|discrepanc)"
+    r"|\b(?:do|does|did) not (?:conflict|contradict)|\b(?:don't|doesn't|didn't) (?:conflict|contradict)",
     re.IGNORECASE)
 
 
@@ -359,7 +361,7 @@ def says_no_conflicts(reply: str, parsed: TripletParse) -> bool:
     >>> says_no_conflicts(r, parse_triplets(r))
     False
     """
-    text = clip(reply or "", "head")
+    text = fold_quotes(clip(reply or "", "head"))
     if not parsed.triplets and not parsed.rejected:
         # a placeholder item alone ("(entityA, relationship1, entityB)") does not count
         return parsed.empty_list or bool(_NO_CONFLICT_RE.search(text))

@@ -52,6 +52,8 @@ WESTMINSTER = ("There are no conflicting relations in this list. The relations d
     ("There are no conflicting relations except one:\n[(Katri, aired on, 1984), (Katri, aired on, 1985)]", False),
     ("No conflicts found.\n(Katri, aired on, 1984)\n(Katri, aired on, 1985)", False),  # triplets on their lines
     ("The years differ (Katri, aired on, 1984).", False),  # no statement that there are none
+    ("None of these relations conflict with each other.", True),
+    ("These relations don’t contradict each other.", True),
 ])
 def test_no_conflicts_in_prose(reply, no_conflicts):
     assert says_no_conflicts(reply, parse_triplets(reply)) is no_conflicts
