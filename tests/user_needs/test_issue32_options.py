@@ -79,3 +79,24 @@ def test_option_matching_rows(rows_file, log_dir):
     # by hand: 27 other cells unmatched, birds none -> 27/36
     by_name = {sc.name: sc for sc in log.results.scores}
     assert by_name["unmatched"].metrics["mean"].value == pytest.approx(27 / 36)
+
+
+@pytest.mark.parametrize("original, manipulated, stored, problem", [
+    ("Paris (the capital of France)", "Lyon, a city in France", ("Paris", "Lyon"), None),
+    ("Paris", "Lyon — the second city", ("Paris", "Lyon"), None),
+    ("Great Eastern Conventions, Inc.", "Marvel Comics", ("Great Eastern Conventions, Inc.", "Marvel Comics"), None),
+    ("Paris", "Lyon or Marseille", None, "item 0: entity answer 'Lyon or Marseille': several alternatives, not one span"),
+    ("Paris", "Lyon is the answer", None, "item 0: entity answer 'Lyon is the answer': a sentence, not a span"),
+    ("Paris", "Paris (again)", None, "item 0: original and manipulated answers are the same"),
+])
+def test_generator_entity_answers_are_spans(original, manipulated, stored, problem):
+    """URAQ generation (Appendix A.5 prompt's JSON) reads entity answers with the shared span reader."""
+    from conflict_eval.plugins.user_needs.generator import parse_questions
+
+    reply = json.dumps([{"hops": 1, "question": "Where?", "original_answer": original,
+                         "manipulated_answer": manipulated, "answer_type": "entity"}])
+    good, problems = parse_questions(f"Here you go:\n```json\n{reply}\n```")
+    if stored is None:
+        assert good == [] and problems == [problem]
+    else:
+        assert [(q["original_answer"], q["manipulated_answer"]) for q in good] == [stored] and problems == []
