@@ -72,3 +72,13 @@ def test_total(text):
     assert span.ok is (span.value is not None)
     span = read_span(text)
     assert span.ok is (span.value is not None)
+
+
+def test_doctests():
+    import doctest
+
+    from conflict_eval.answers import options, span, text_metrics
+
+    for module in (span, options, text_metrics):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
