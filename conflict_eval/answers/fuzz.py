@@ -142,7 +142,7 @@ PARSERS: list[ParserEntry] = [
     ParserEntry("user_needs.is_near_refusal", "conflict_eval.scorers.user_needs.normalize:is_near_refusal",
                 "never fails: a reply is a near-refusal or not", owner="scorers/user_needs"),
     ParserEntry("user_needs.match_option", "conflict_eval.scorers.user_needs.normalize:match_option",
-                "user_need_accuracy: no option named, so the answer is matched as text only",
+                "user_need_accuracy: no option named (or several): unmatched, counted apart from wrong",
                 call=lambda fn, t: fn(t, ["Sahara desert.", "the ocean.", "a desert oasis."]),
                 owner="scorers/user_needs"),
     ParserEntry("user_needs.parse_statements", "conflict_eval.plugins.user_needs.generator:parse_statements",

@@ -78,3 +78,17 @@ def test_build_injects_the_span_and_counts_the_failure(small_source):
     assert report["with_target"] == 3 and report["target_failed"] == 1
     assert report["target_failed_reasons"] == {"a sentence, not a span": 1}
     assert not any(d.question_id == kb.questions[3].id for d in injected)
+
+
+def test_cli_reports_the_failure(small_source, tmp_path, capsys, monkeypatch):
+    from conflict_eval.cli import main
+    from conflict_eval.plugins.polluted_kb import build
+
+    real = build.build_polluted_kb
+    monkeypatch.setattr(build, "build_polluted_kb",
+                        lambda source, model, **kw: real(source, scripted_model(builder), **kw))
+    assert main(["build-polluted-kb", "--source", str(small_source), "--types", "III", "--limit", "4",
+                 "--out", str(tmp_path / "kb.json")]) == 0
+    out = capsys.readouterr().out
+    assert "4 questions (1 without a misinformation target)" in out
+    assert "other target failures: 1 (1 a sentence, not a span)" in out

@@ -43,3 +43,29 @@ def test_strict_em_reports_both_figures(tmp_path, log_dir):
     [scores] = log.results.scores
     metrics = {name: m.value for name, m in scores.metrics.items()}
     assert metrics["strict_em"] == 1.0 and metrics["strict_em_authors"] == 0.0
+
+
+def test_madam_rag_aggregator_with_curly_quotes(tmp_path, log_dir):
+    """MADAM-RAG on the same record: every agent answers alike (early stop after
+    round 2), the aggregator lists the two answers with curly quotes as a
+    model writes them; strict EM 1 folded, 0 with the authors' normaliser."""
+    row = {"question": "What does the place name Wolverton mean?",
+           "documents": [{"text": "Wolverton means Wulfsige's farm.", "type": "correct", "answer": GOLD[0]},
+                         {"text": "Another Wolverton means Wulfric's tūn.", "type": "correct", "answer": GOLD[1]}],
+           "disambig_entity": ["Wolverton, Buckinghamshire", "Wolverton, Warwickshire"],
+           "gold_answers": GOLD, "wrong_answers": WRONG}
+    path = tmp_path / "ramdocs_handmade.jsonl"
+    path.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+
+    def reply(prompt):
+        if prompt.startswith("You are an aggregator"):
+            return "All Correct Answers: [“Wulfsige’s farm”, “Wulfric’s tūn”]. Explanation: both readings."
+        return "Answer: Wolverton. Explanation: scripted."
+
+    [log] = inspect_eval("conflict_eval/run", task_args={"method": "madam_rag", "dataset": "ramdocs",
+                                                         "path": str(path)},
+                         model=scripted_model(reply), log_dir=log_dir, display="none")
+    assert log.status == "success", log.error
+    [sample] = log.samples
+    value = sample.scores["ramdocs_strict_em"].value
+    assert (value["strict_em"], value["strict_em_authors"], value["parse_failure"]) == (1, 0, 0)
