@@ -34,7 +34,10 @@ Rules, in order (ours; the papers give only the prompts):
    abbreviation: ``St. Louis``, ``K. A. Applegate`` stay whole).
 6. Final punctuation, markup and quotes are stripped.
 
-The span is a failure when nothing is left, when it offers alternatives
+The span is a failure when nothing is left, when it is a chat preamble
+(``Sure! How about Harborview`` gives ``Sure``: a preamble, not a span; a
+caller that expects preambles strips them first, as
+``polluted_kb.parse_target`` does), when it offers alternatives
 (`` or `` between words: ``Harborview or Seaview``), when it reads as a
 sentence (``is``/``are``/``was``/``were`` after its first word:
 ``Harborview is a coastal town``) or when it is longer than ``max_words``
@@ -103,6 +106,8 @@ _CUT_RE = re.compile(
 )
 _ABBREVIATION_RE = re.compile(r"(?:^|[ .])(?:[A-Za-z]|St|Mt|Ft|Dr|Mr|Mrs|Ms|Jr|Sr|Inc|Ltd|Co|vs|No)$")
 _ALTERNATIVES_RE = re.compile(r"\S \bor\b \S", re.IGNORECASE)
+_PREAMBLES = frozenset("sure certainly okay ok alright absolutely great hello hi hmm well".split()) | {
+    "of course", "no problem", "here you go"}
 _SENTENCE_RE = re.compile(r"\S \b(?:is|are|was|were)\b(?: |$)", re.IGNORECASE)
 
 
@@ -178,6 +183,8 @@ def trim_span(text: str, max_words: int = MAX_SPAN_WORDS) -> Span:
         span = _strip_edges(_strip_lead(span))
     if not span or not any(c.isalnum() for c in span):
         return Span(None, "no span left once the explanation is removed")
+    if span.lower() in _PREAMBLES:
+        return Span(None, "a preamble, not a span")
     if _ALTERNATIVES_RE.search(span):
         return Span(None, "several alternatives, not one span")
     if _SENTENCE_RE.search(span):
