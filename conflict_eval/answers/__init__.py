@@ -3,9 +3,7 @@
 What belongs here: the reply utilities every parser of model output shares
 (``reply``: clipping, safe logging, answer tags, reported and revised
 answers, prefills), the multiple-choice letter parser (``choice``, with its
-letter rules in ``letters``), the short-span reader (``span``), conservative
-matching of a free answer to options (``options``), text-overlap metrics and
-quote folding (``text_metrics``), the
+letter rules in ``letters``), text-overlap metrics (``text_metrics``), the
 replies the parser fuzz tests are built from (``fuzz``) and the reuse of a
 model's output for a byte-identical prompt in one run (``reuse``). A method's own reply
 format lives in its plugin folder and builds on these.

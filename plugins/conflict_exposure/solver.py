@@ -37,7 +37,6 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
-from conflict_eval.answers.span import read_span
 from conflict_eval.plugins.polluted_kb.shared import shared_generate
 from conflict_eval.plugins.polluted_kb.rag import (
     check_retriever,
@@ -170,6 +169,8 @@ def conflict_exposure(
                                       store.split_questions)
             queries += store.rewritten_queries + store.split_questions
         elif expansion == "reans":
+            from conflict_eval.answers.span import read_span
+
             top = r.search(record.question, k=k)
             span = read_span(await ask(REANS_TEMPLATE.format(
                 question=record.question, documents=format_documents(top))))
