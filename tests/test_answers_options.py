@@ -52,6 +52,7 @@ def test_readings_by_hand():
     assert [stem(w) for w in ("walked", "walking", "walks")] == ["walk"] * 3
 
 
-@pytest.mark.parametrize("answer", ["not " * 20_000, "1 " * 20_000, "a" * 100_000, "\ud800", None])
+@pytest.mark.parametrize("answer", ["not " * 20_000, "1 " * 20_000, "a" * 100_000, "\ud800", None],
+                         ids=["nots", "ones", "long-word", "surrogate", "none"])
 def test_total(answer):
     assert match_option(answer, ECQA_EYES).option is None

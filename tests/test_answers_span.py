@@ -66,7 +66,8 @@ def test_read_span_takes_the_line_after_a_bare_label_and_skips_fences():
 
 
 @pytest.mark.parametrize("text", [None, 3, "Answer:" + " " * 20_000 + "x", "X" + " (" * 20_000,
-                                  "St. " * 10_000, "a or " * 10_000, '"' * 20_000, "- " * 20_000 + "x"])
+                                  "St. " * 10_000, "a or " * 10_000, '"' * 20_000, "- " * 20_000 + "x"],
+                         ids=["none", "int", "label-spaces", "parens", "abbreviations", "ors", "quotes", "markers"])
 def test_total(text):
     span = trim_span(text)
     assert span.ok is (span.value is not None)
