@@ -382,3 +382,37 @@ def test_triplet_shapes(reply, triplets):
 ])
 def test_question_list_shapes(reply, questions):
     assert parse_question_list(reply).questions == questions
+
+# ---------------------------------------------------------------- short spans (answers.span)
+
+
+@table("reply, span", [
+    ("Sure! How about Harborview", None),  # a preamble: a failure, never "Sure" (polluted_kb strips
+    # chat preambles itself before reading the span)
+    ("**Harborview** (a similar coastal place name)", "Harborview"),
+    ("Harborview — a similar coastal place name", "Harborview"),
+    ("Answer: `2004`", "2004"),
+    ("> Harborview, which sounds similar", "Harborview"),
+    ("```\nHarborview\n```", "Harborview"),
+    ("Harborview" + " " * 20_000, "Harborview"),
+])
+def test_span_shapes(reply, span):
+    from conflict_eval.answers.span import read_span
+
+    assert read_span(reply).value == span
+
+# ---------------------------------------------------------------- free answer -> option (answers.options)
+
+
+@table("answer, option", [
+    ("**two eyes**", "two eyes"),
+    ("Two Eyes.", "two eyes"),
+    ("three eyes", None),
+    ("not two eyes", None),
+    ("“names”", "names"),
+    ("brain", "brains"),
+])
+def test_option_shapes(answer, option):
+    from conflict_eval.answers.options import match_option
+
+    assert match_option(answer, ["tongues", "names", "brains", "feelings", "two eyes"]).option == option

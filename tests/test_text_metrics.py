@@ -59,12 +59,12 @@ def test_normalize_atomr(text, expected):
 
 
 def test_normalizer_registry():
-    assert set(NORMALIZERS) == {"squad", "atomr"}
+    assert set(NORMALIZERS) == {"squad", "atomr", "squad_authors", "atomr_authors"}
     assert NORMALIZERS["squad"] is normalize_squad
     assert NORMALIZERS["atomr"] is normalize_atomr
     assert get_normalizer("atomr") is normalize_atomr
     assert get_normalizer(str.upper) is str.upper
-    with pytest.raises(ValueError, match="available: atomr, squad"):
+    with pytest.raises(ValueError, match="available: atomr, atomr_authors, squad, squad_authors"):
         get_normalizer("nope")
     with pytest.raises(TypeError):
         get_normalizer(3)  # type: ignore[arg-type]
@@ -185,3 +185,17 @@ def test_argument_validation(metric):
 def test_doctests():
     result = doctest.testmod(tm)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_quotes_fold_before_normalisation_and_the_authors_normalisers_do_not():
+    """Issue 32: “Wulfsige’s farm” is the gold "Wulfsige's farm"; by hand."""
+    from conflict_eval.answers.text_metrics import fold_quotes, normalize_atomr_authors, normalize_squad_authors
+
+    assert fold_quotes("“a” ‘b’ „c‟ «d» e′ ʼf") == '"a" \'b\' "c" "d" e\' \'f'
+    assert normalize_squad("“Wulfsige’s farm”") == "wulfsiges farm" == normalize_squad("Wulfsige's farm")
+    assert normalize_squad_authors("“Wulfsige’s farm”") == "“wulfsige’s farm”"
+    assert normalize_atomr("“Jean-Paul’s”") == "jean pauls"
+    assert normalize_atomr_authors("“Jean-Paul’s”") == "“jean paul’s”"
+    assert exact_match("“Wulfsige’s farm”", "Wulfsige's farm") == 1.0
+    assert exact_match("“Wulfsige’s farm”", "Wulfsige's farm", "squad_authors") == 0.0
+

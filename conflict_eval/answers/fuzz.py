@@ -37,6 +37,12 @@ __all__ = ["FUZZ_TOKENS", "PATHOLOGICAL_REPLIES", "random_reply", "PARSERS", "Pa
 _RESOLVED: dict[str, Callable[..., Any]] = {}
 
 
+def _triplets(text: str):
+    from conflict_eval.plugins.conflict_exposure.parse import parse_triplets
+
+    return parse_triplets(text, ["is", "born on"])
+
+
 def _fallback_extractor():
     from conflict_eval.plugins.robustrag.keywords import load_extractor
 
@@ -92,6 +98,19 @@ PARSERS: list[ParserEntry] = [
     ParserEntry("restore_prefill", "conflict_eval.answers:restore_prefill",
                 "never fails: a reply that does not continue the prompt's open tag is returned unchanged",
                 call=lambda fn, t: fn("The final answer is: <a>", t), owner="conflict_eval.answers"),
+    ParserEntry("answers.read_span", "conflict_eval.answers.span:read_span",
+                "a counted failure with its reason (polluted-KB target: no target, nothing injected; "
+                "Conflict Exposure ReAns: reans_parse_failure, no answer query)", owner="conflict_eval.answers"),
+    ParserEntry("answers.trim_span", "conflict_eval.answers.span:trim_span",
+                "a counted failure with its reason (see read_span)", owner="conflict_eval.answers"),
+    ParserEntry("answers.match_option", "conflict_eval.answers.options:match_option",
+                "user_need_accuracy: unmatched, counted apart from wrong (metric unmatched); never guessed",
+                call=lambda fn, t: fn(t, ["two eyes", "not falling asleep", "He processes flaxseeds.", "dark"]),
+                owner="conflict_eval.answers"),
+    ParserEntry("conflict_exposure.says_no_conflicts",
+                "conflict_eval.plugins.conflict_exposure.parse:says_no_conflicts",
+                "never fails: a detection reply says there are no conflicts or not",
+                call=lambda fn, t: fn(t, _triplets(t)), owner="plugins/conflict_exposure"),
     ParserEntry("extract_answer", "conflict_eval.scorers.text_match.scorer:extract_answer",
                 "token_f1 / exact_match / cover_em: the whole reply is the answer (scored as text, usually 0)",
                 owner="scorers/text_match"),
@@ -128,7 +147,7 @@ PARSERS: list[ParserEntry] = [
     ParserEntry("user_needs.is_near_refusal", "conflict_eval.scorers.user_needs.normalize:is_near_refusal",
                 "never fails: a reply is a near-refusal or not", owner="scorers/user_needs"),
     ParserEntry("user_needs.match_option", "conflict_eval.scorers.user_needs.normalize:match_option",
-                "user_need_accuracy: no option named, so the answer is matched as text only",
+                "user_need_accuracy: no option named (or several): unmatched, counted apart from wrong",
                 call=lambda fn, t: fn(t, ["Sahara desert.", "the ocean.", "a desert oasis."]),
                 owner="scorers/user_needs"),
     ParserEntry("user_needs.parse_statements", "conflict_eval.plugins.user_needs.generator:parse_statements",

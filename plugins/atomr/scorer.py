@@ -7,6 +7,13 @@ leave the answer list joined with ", " there). :func:`atomr_means` reports
 the overall means and the mean F1 per question category
 (``extra["category"]``: 2Wiki type, MuSiQue hops, CRAG question type,
 BlendQA KG-Web / KG-Text / Text-Web) as ``f1/<category>``.
+
+The normaliser folds typographic quotes and apostrophes to ASCII first
+(:func:`conflict_eval.answers.text_metrics.fold_quotes`), which AtomR's own
+normaliser does not; ``f1_authors`` (the mean of each sample's
+``metadata["f1_authors"]``, :func:`~conflict_eval.answers.text_metrics.normalize_atomr_authors`)
+is the authors' figure, reported beside ``f1``. They differ only where a
+reply uses curly quotes or apostrophes next to an answer word.
 """
 
 from collections import defaultdict
@@ -29,6 +36,9 @@ def atomr_means():
         if not scores:
             return {}
         out = {key: sum(s.score.value[key] for s in scores) / len(scores) for key in KEYS}
+        authors = [(s.score.metadata or {}).get("f1_authors") for s in scores]
+        if all(isinstance(a, (int, float)) for a in authors):
+            out["f1_authors"] = sum(authors) / len(authors)
         groups: dict[str, list[float]] = defaultdict(list)
         for s in scores:
             cat = (s.score.metadata or {}).get("category")
@@ -59,6 +69,7 @@ def atomr_qa() -> Scorer:
         return Score(value=value, answer=prediction,
                      explanation=f"f1={value['f1']:.3f} against {golds}",
                      metadata={"category": extra.get("category"), "parse_failures": failures,
+                               "f1_authors": token_f1(prediction, golds, "atomr_authors"),
                                "parse_error": baseline_error, "retrieval_errors": retrieval_errors})
 
     return score

@@ -7,18 +7,37 @@ bracketed groups themselves; a group whose elements are all groups (the
 outer list ``[(...), (...)]``, or a doubly wrapped ``((a, b, c))``) is a
 container and its groups are read instead. Commas inside quotes or nested
 brackets do not split elements; elements lose surrounding white space and
-quotes. Items with exactly three non-empty elements are kept. Items with
-more than three non-empty elements are *recovered* as (first, second, the rest
-joined with ", "): models copy the prompt's unquoted example and write
-``(Adriana Trigiani, based in, Greenwich Village, New York City)`` or
-``(X, born on, January 22, 1965)``, and dates and numbers are what Type I
-pollution changes; recovered items are listed in ``recovered`` as well. Every
-other item is counted as rejected, with its element count; so is a
-placeholder item that restates the requested format rather than a fact
-(``(subject, predicate, object)``, ``(entityA, relationship1, entityB)``) is
-not a relation either: it is listed in ``ignored``, not counted as rejected.
-An empty list ``[]`` is no item (the natural "no conflicts" reply). Text
-outside brackets is ignored.
+quotes. Items with exactly three non-empty elements are kept.
+
+Names have commas in them (``Katri, Girl of the Meadows``, ``Great Eastern
+Conventions, Inc.``, ``Greenwich Village, New York City``, ``January 22,
+1965``) and models copy the prompt's unquoted example, so an item of more
+than three non-empty elements is split around its **relation**: the first
+element after the first one (and before the last one) that is a relation
+phrase, i.e.
+
+* one of the known relations: those of the reply's own three-element items
+  and, for the detection step, those of the prompt's relations list; or
+* an element that starts with a lower-case letter, in a reply that writes
+  its relations in lower case (the prompt's ``relationship1``; every
+  three-element item of the reply has a relation starting in lower case, or
+  it has none). Names start with a capital or a digit.
+
+The elements before the relation are the subject, those after it the
+object, joined as written (``1,500`` stays ``1,500``):
+``(Katri, Girl of the Meadows, is, anime series)`` gives ("Katri, Girl of the
+Meadows", "is", "anime series"); ``(X, born on, January 22, 1965)`` gives
+("X", "born on", "January 22, 1965"). Such items are listed in
+``recovered`` as well. An item with no relation element
+(``(Katri, Girl of the Meadows, Is, Anime Series)``, or an item of a reply
+that capitalises its relations and whose relation is not a known one)
+cannot be split unambiguously: it is rejected and counted, never guessed.
+Every other item (fewer than three elements, an empty element) is counted as
+rejected too, with its element count. A placeholder item that restates the
+requested format rather than a fact (``(subject, predicate, object)``,
+``(entityA, relationship1, entityB)``) is not a relation either: it is
+listed in ``ignored``, not counted as rejected. An empty list ``[]`` is no
+item (the natural "no conflicts" reply). Text outside brackets is ignored.
 
 Every parser here takes any string and never raises. Time is linear in the
 reply: only the first :data:`~conflict_eval.answers.MAX_REPLY_CHARS`
@@ -31,9 +50,11 @@ deeper is rejected as an item, not read).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from conflict_eval.answers import clip
+from conflict_eval.answers.text_metrics import fold_quotes
 
 _OPEN = {"(": ")", "[": "]"}
 _QUOTES = "\"'“”‘’`"
@@ -181,9 +202,44 @@ def _is_placeholder(values: list[str]) -> bool:
     return all(_PLACEHOLDER_RE.fullmatch(v) for v in values)
 
 
-def _items(text: str, out: TripletParse) -> None:
-    """Items of ``text`` into ``out``; containers are opened with an explicit
-    stack (no recursion), at most :data:`MAX_DEPTH` levels deep."""
+@dataclass
+class _Long:
+    """An item of more than three elements, split once the reply's relations are known."""
+
+    elements: list[str]
+    """Cleaned elements."""
+    raw: list[str]
+    """The same elements unstripped (to rejoin subject and object as written)."""
+    content: str
+
+
+def _rejoin(parts: list[str]) -> str:
+    return ",".join(r[: len(r) - len(r.lstrip())] + _clean(r) for r in parts).strip()
+
+
+def _relation_key(text: str) -> str:
+    return " ".join(_clean(text).lower().split())
+
+
+def _lower_case(text: str) -> bool:
+    """Whether ``text`` starts with a lower-case letter."""
+    return text[:1].isalpha() and text[:1].islower()
+
+
+def _split_long(item: _Long, known: set[str], by_case: bool) -> Triplet | None:
+    """(subject, relation, object) around the first relation element, or None."""
+    values = item.elements
+    for r in range(1, len(values) - 1):
+        if _relation_key(values[r]) in known or (by_case and _lower_case(values[r])):
+            return _rejoin(item.raw[:r]), values[r], _rejoin(item.raw[r + 1:])
+    return None
+
+
+def _items(text: str, out: TripletParse) -> list[Triplet | _Long]:
+    """Items of ``text`` in text order (rejected and ignored ones go into
+    ``out``); containers are opened with an explicit stack (no recursion), at
+    most :data:`MAX_DEPTH` levels deep."""
+    found: list[Triplet | _Long] = []
     stack = [(iter(_top_groups(text)), 0)]  # depth-first, in text order
     while stack:
         groups, depth = stack[-1]
@@ -206,21 +262,21 @@ def _items(text: str, out: TripletParse) -> None:
         if len(values) >= 3 and all(values) and _is_placeholder(values):
             out.ignored.append(f"placeholder, not a relation: ({g.content.strip()[:80]})")
         elif len(values) == 3 and all(values):
-            out.triplets.append((values[0], values[1], values[2]))
+            found.append((values[0], values[1], values[2]))
         elif len(values) > 3 and all(values):
-            # the object is the rest as written ("1,500", not "1, 500")
-            rest = split_elements(g.content, strip=False)[2:]
-            obj = ",".join(r[: len(r) - len(r.lstrip())] + _clean(r) for r in rest).strip()
-            triplet = (values[0], values[1], obj)
-            out.triplets.append(triplet)
-            out.recovered.append(triplet)
+            found.append(_Long(values, split_elements(g.content, strip=False), g.content.strip()[:80]))
         else:
             n = len([v for v in values if v])
             out.rejected.append(f"{n} element(s): ({g.content.strip()[:80]})")
+    return found
 
 
-def parse_triplets(text: str) -> TripletParse:
-    """Every 3-element item of a reply, in order, and the rejected items.
+def parse_triplets(text: str, relations: Iterable[str] = ()) -> TripletParse:
+    """Every triplet of a reply, in order, and the rejected items.
+
+    ``relations``: relation phrases known beforehand (the detection step
+    passes the relations of the list in its prompt); see the module
+    docstring for how they split items of more than three elements.
 
     >>> parse_triplets('Here: [(Paris, capital of, France), (a, b)]').triplets
     [('Paris', 'capital of', 'France')]
@@ -228,33 +284,90 @@ def parse_triplets(text: str) -> TripletParse:
     [('Smith, John', 'born in', '1950')]
     >>> parse_triplets('[(Adriana Trigiani, based in, Greenwich Village, New York City)]').recovered
     [('Adriana Trigiani', 'based in', 'Greenwich Village, New York City')]
+    >>> parse_triplets('[(Katri, Girl of the Meadows, is, anime series)]').triplets
+    [('Katri, Girl of the Meadows', 'is', 'anime series')]
+    >>> parse_triplets('[(Katri, Girl of the Meadows, Is, Anime Series)]').rejected
+    ['no relation element among 4 elements: (Katri, Girl of the Meadows, Is, Anime Series)']
     """
     out = TripletParse()
-    _items(clip(text or "", "head"), out)
+    found = _items(clip(text or "", "head"), out)
+    exact = [t for t in found if isinstance(t, tuple)]
+    known = {_relation_key(r) for r in relations if isinstance(r, str)} | {_relation_key(t[1]) for t in exact}
+    known.discard("")
+    by_case = not any(t[1][:1].isalpha() and not _lower_case(t[1]) for t in exact)
+    for item in found:
+        if isinstance(item, tuple):
+            out.triplets.append(item)
+            continue
+        triplet = _split_long(item, known, by_case)
+        if triplet is None:
+            why = "no relation element" if by_case else "no known relation (the reply capitalises relations)"
+            out.rejected.append(f"{why} among {len(item.elements)} elements: ({item.content})")
+        else:
+            out.triplets.append(triplet)
+            out.recovered.append(triplet)
     return out
 
 
 _NO_CONFLICT_RE = re.compile(
     r"^\W*(?:none|nothing|n/a)\W*$"
-    r"|\b(?:no|none of the|not any|zero|without|free of|cannot find any|could not find any|did not find any"
-    r"|didn't find any|don't see any|do not see any|there are no|there is no|found no)\b"
-    r"[^.\n]{0,40}?\b(?:conflict|contradict|inconsisten|discrepanc)",
+    r"|\b(?:no|none of (?:the|these|those|them)|not any|zero|without|free of|cannot find any|could not find any"
+    r"|did not find any|didn't find any|don't see any|do not see any|there are no|there is no|found no)\b"
+    r"[^.\n]{0,40}?\b(?:conflict|contradict|inconsisten|discrepanc)"
+    r"|\b(?:do|does|did) not (?:conflict|contradict)|\b(?:don't|doesn't|didn't) (?:conflict|contradict)",
     re.IGNORECASE)
 
 
+#: After a "no conflicts" statement, an exception turns it into a conflict report.
+_EXCEPTION_RE = re.compile(r"\b(?:except|apart from|other than|besides|save for|exception|the only conflict"
+                           r"|one conflict|only one)\b", re.IGNORECASE)
+_LINE_LEAD = " \t*_`>-•+0123456789.)"
+
+
+def _listed(text: str, g: _Group) -> bool:
+    """Whether a bracket group is given as an answer: a ``[...]`` list, or a
+    group that starts its line (after markup or a list marker), not a
+    parenthesis inside a sentence."""
+    if text[g.start] == "[":
+        return True
+    i = g.start - 1
+    while i >= 0 and g.start - i <= 12 and text[i] in _LINE_LEAD:
+        i -= 1
+    return i < 0 or text[i] in "\r\n"
+
+
 def says_no_conflicts(reply: str, parsed: TripletParse) -> bool:
-    """Whether a detection reply (Appendix C) says there are no conflicts: an
-    empty list ``[]`` and no item, or prose such as "There are no conflicting
-    relations." with no triplet in it.
+    """Whether a detection reply (Appendix C) says there are no conflicts.
+
+    * an empty list ``[]`` and no item; or
+    * a "no conflicts" statement in prose ("There are no conflicting
+      relations.", "I don't see any relations that contradict each other")
+      with no exception to it ("except", "apart from", "the only conflict",
+      ...), where every bracket group of the reply is a parenthesis inside a
+      sentence, not an answer: "There are no conflicting relations; they are
+      about different schools (Westminster School, Concho Elementary, Grace
+      Church School and Grennaskolan)" means no conflicts. A group given as
+      an answer (a ``[...]`` list, or a group that starts its line) is a
+      conflict report whatever the prose says.
 
     >>> says_no_conflicts("[]", parse_triplets("[]"))
     True
     >>> says_no_conflicts("There are no conflicting relations.", parse_triplets("There are no conflicting relations."))
     True
+    >>> r = "There are no conflicting relations: the schools (Westminster School, Concho, Grace Church School) differ."
+    >>> says_no_conflicts(r, parse_triplets(r))
+    True
+    >>> r = "There are no conflicting relations except these: [(A, born in, 1950), (A, born in, 1951)]"
+    >>> says_no_conflicts(r, parse_triplets(r))
+    False
     """
-    if parsed.triplets or parsed.rejected:
-        return False  # a placeholder item alone ("(entityA, relationship1, entityB)") does not count
-    return parsed.empty_list or bool(_NO_CONFLICT_RE.search(clip(reply or "", "head")))
+    text = fold_quotes(clip(reply or "", "head"))
+    if not parsed.triplets and not parsed.rejected:
+        # a placeholder item alone ("(entityA, relationship1, entityB)") does not count
+        return parsed.empty_list or bool(_NO_CONFLICT_RE.search(text))
+    if not _NO_CONFLICT_RE.search(text) or _EXCEPTION_RE.search(text):
+        return False
+    return not any(_listed(text, g) for g in _top_groups(text) if g.content.strip())
 
 
 def triplet_key(t: Triplet) -> tuple[str, str, str]:

@@ -71,6 +71,9 @@ class ConflictExposureStore(StoreModel):
     split_questions: list[str] = Field(default_factory=list)
     split_parse_failure: str | None = None
     reans_answer: str | None = None
+    """The ReAns short answer (the span :func:`conflict_eval.answers.span.read_span` isolates)."""
+    reans_parse_failure: str | None = None
+    """Why no short answer could be isolated from the ReAns reply (then no answer query)."""
     doc_sources: dict[str, str] = Field(default_factory=dict)
     triplets: dict[str, list[list[str]]] = Field(default_factory=dict)
     rejected_items: dict[str, list[str]] = Field(default_factory=dict)
@@ -167,10 +170,13 @@ def conflict_exposure(
                                       store.split_questions)
             queries += store.rewritten_queries + store.split_questions
         elif expansion == "reans":
+            from conflict_eval.answers.span import read_span
+
             top = r.search(record.question, k=k)
-            store.reans_answer = (await ask(REANS_TEMPLATE.format(
-                question=record.question, documents=format_documents(top)))).strip()
-            answer_queries = [store.reans_answer] if store.reans_answer else []
+            span = read_span(await ask(REANS_TEMPLATE.format(
+                question=record.question, documents=format_documents(top))))
+            store.reans_answer, store.reans_parse_failure = span.value, span.reason
+            answer_queries = [span.value] if span.value else []
             d = re_retrieval(r, record.question, k, n, answer_queries, "reans")
             queries += answer_queries
         elif expansion == "reknow":
@@ -209,9 +215,10 @@ def conflict_exposure(
             if all_triplets:
                 store.conflict_reply = await ask(DETECT_TEMPLATE.format(
                     relations_list=format_triplets(all_triplets)))
-                parsed = parse_triplets(store.conflict_reply)
-                conflicts = parsed.triplets
+                parsed = parse_triplets(store.conflict_reply, relations=[t[1] for t in all_triplets])
                 store.no_conflicts = says_no_conflicts(store.conflict_reply, parsed)
+                # "no conflicts" in prose: a parenthesis in the sentence is no conflict
+                conflicts = [] if store.no_conflicts else parsed.triplets
                 store.conflict_parse_failure = None if store.no_conflicts else parsed.reason
             else:
                 store.conflict_parse_failure = "no triplets extracted; detection skipped"

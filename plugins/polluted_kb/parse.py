@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from conflict_eval.answers import clip, reported, revised
+from conflict_eval.answers.span import trim_span
 from conflict_eval.answers.text_metrics import normalize_squad
 
 
@@ -291,6 +292,13 @@ def parse_target(reply: str, answers: list[str]) -> Parsed:
        removed ("Here's a different phrase: X", "How about X?") and list
        markers, markup, quotes and final punctuation stripped.
 
+    Each candidate is read by the shared span reader
+    (:func:`conflict_eval.answers.span.trim_span`): a trailing explanation is
+    removed ("Harborview (a similar coastal place name)", "X — …", "X - …",
+    "X, which …", "X, a fictional …" give "X"), and a candidate that is a
+    sentence ("Harborview is a coastal town"), offers alternatives ("X or Y")
+    or has nothing left is a failure with its reason: never injected.
+
     The result must be at most 10 words, of the gold's kind
     (:func:`type_mismatch`: a year for a year, no preamble, no markup) and,
     after SQuAD normalisation (lower case, no punctuation or articles, white
@@ -313,6 +321,10 @@ def parse_target(reply: str, answers: list[str]) -> Parsed:
     '2004'
     >>> parse_target("Here's a different phrase: Head of State", ["Ambassador"]).value
     'Head of State'
+    >>> parse_target("Harborview (a similar coastal place name)", ["Ocean City"]).value
+    'Harborview'
+    >>> parse_target("Harborview is a similar coastal place name.", ["Ocean City"]).reason
+    'a sentence, not a span'
     """
     if not isinstance(reply, str) or not reply.strip():
         return Parsed.fail("empty reply")
@@ -333,7 +345,8 @@ def parse_target(reply: str, answers: list[str]) -> Parsed:
     candidate = None
     for pattern in (_QUOTED_RE, _EMPHASIS_RE):
         for m in pattern.finditer(reply):
-            text = _strip_phrase(next(g for g in m.groups() if g is not None))
+            text = trim_span(_strip_phrase(next(g for g in m.groups() if g is not None)),
+                             _TARGET_MAX_WORDS).value
             if text and normalize_squad(text) and too_close(text) is None:
                 candidate = text
                 break
@@ -342,13 +355,13 @@ def parse_target(reply: str, answers: list[str]) -> Parsed:
     if candidate is None:
         for line in reply.splitlines():
             if line.strip() and (phrase := _line_phrase(line)) is not None:
-                candidate = phrase
+                span = trim_span(phrase, _TARGET_MAX_WORDS)
+                if not span.ok:
+                    return Parsed.fail(span.reason or "no word or phrase found")
+                candidate = span.value
                 break
     if not candidate or not normalize_squad(candidate):
         return Parsed.fail("no word or phrase found")
-    n_words = len(candidate.split())
-    if n_words > _TARGET_MAX_WORDS:
-        return Parsed.fail(f"not a word or phrase ({n_words} words)")
     reason = too_close(candidate)
     if reason:
         return Parsed.fail(reason)

@@ -96,7 +96,8 @@ def _stderr(values: list[float]) -> float:
 def summary(rows: Iterable[tuple[Mapping[str, float], tuple[str, ...]]]) -> dict[str, float]:
     """Everything ``strict_em`` reports, from ``(score value, groups)`` rows.
 
-    Keys: ``strict_em`` (mean) and ``strict_em_stderr``; ``parse_failure``,
+    Keys: ``strict_em`` (mean) and ``strict_em_stderr``; ``strict_em_authors``
+    (mean with the authors' normaliser, no quote folding); ``parse_failure``,
     ``gold_recall`` (mean over samples where it is defined), ``wrong_included``;
     per group ``strict_em:<group>``, ``parse_failure:<group>`` and
     ``n:<group>``; and ``n``. An empty group's means are NaN.
@@ -111,6 +112,7 @@ def summary(rows: Iterable[tuple[Mapping[str, float], tuple[str, ...]]]) -> dict
     rows = list(rows)
     em = [float(v["strict_em"]) for v, _ in rows]
     out = {"strict_em": _mean(em), "strict_em_stderr": _stderr(em),
+           "strict_em_authors": _mean([float(v.get("strict_em_authors", v["strict_em"])) for v, _ in rows]),
            "parse_failure": _mean([float(v["parse_failure"]) for v, _ in rows]),
            "gold_recall": _mean([float(v["gold_recall"]) for v, _ in rows]),
            "wrong_included": _mean([float(v["wrong_included"]) for v, _ in rows]),

@@ -10,6 +10,11 @@ Per sample the score value is a dict:
   ``All Correct Answers: [...]`` list).
 * ``gold_recall`` share of the gold answers found (NaN if none is checkable).
 * ``wrong_included`` 1 if a wrong answer was found.
+* ``strict_em_authors`` the same strict EM with the authors' normaliser as
+  published (SQuAD without folding typographic quotes; see
+  :mod:`conflict_eval.answers.text_metrics`). ``strict_em`` folds ``“ ” ’``
+  to ASCII first, so “Wulfsige’s farm” matches the gold "Wulfsige's farm";
+  both figures are reported (the summary's ``strict_em_authors``).
 
 What is read: the store key ``answer_text`` if the method set it (MADAM-RAG
 puts the aggregator's answer list there), else the reply's ``<a>`` tag, else
@@ -35,6 +40,9 @@ from conflict_eval.scorers.text_match.scorer import extract_answer
 from conflict_eval.answers.text_metrics import NORMALIZERS
 
 from .metrics import group_of, strict_em_parts, summary
+
+#: The authors' normaliser for each folding one: the same rules without quote folding.
+AUTHORS_NORMALIZER = {"squad": "squad_authors", "atomr": "atomr_authors"}
 
 ANSWER_TEXT_KEY = "answer_text"
 PARSE_FAILURE_KEY = "answer_parse_failure"
@@ -76,18 +84,22 @@ def ramdocs_strict_em(normalizer: str = "squad") -> Scorer:
         answer_text = state.store.get(ANSWER_TEXT_KEY)
         if failure:
             return Score(
-                value={"strict_em": 0, "parse_failure": 1, "gold_recall": math.nan, "wrong_included": 0},
+                value={"strict_em": 0, "parse_failure": 1, "gold_recall": math.nan, "wrong_included": 0,
+                       "strict_em_authors": 0},
                 answer=None,
                 explanation=f"parse failure: {failure}",
                 metadata={"reply": reply, "parse_failure_reason": str(failure)},
             )
         answer = extract_answer(answer_text if answer_text is not None else reply)
         em, recall, wrong = strict_em_parts(answer, golds, wrongs, normalizer)
+        authors = AUTHORS_NORMALIZER.get(normalizer, normalizer)
+        em_authors = strict_em_parts(answer, golds, wrongs, authors)[0]
         return Score(
-            value={"strict_em": em, "parse_failure": 0, "gold_recall": recall, "wrong_included": int(wrong > 0)},
+            value={"strict_em": em, "parse_failure": 0, "gold_recall": recall, "wrong_included": int(wrong > 0),
+                   "strict_em_authors": em_authors},
             answer=answer,
-            explanation=f"strict_em={em:g}: gold {golds}, wrong {wrongs}",
-            metadata={"reply": reply, "normalizer": normalizer},
+            explanation=f"strict_em={em:g} (authors' normaliser: {em_authors:g}): gold {golds}, wrong {wrongs}",
+            metadata={"reply": reply, "normalizer": normalizer, "authors_normalizer": authors},
         )
 
     return score

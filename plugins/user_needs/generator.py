@@ -44,6 +44,7 @@ from typing import Any
 
 from conflict_eval.answers.failures import generate_checked
 from conflict_eval.answers import clip, tag_bodies
+from conflict_eval.answers.span import trim_span
 
 from .parse import parse_output
 from .prompts import KNOWLEDGE_PROMPT, MANIPULATE_PROMPT, PRESCREEN_SYSTEM, PRESCREEN_USER, QA_PROMPT
@@ -95,8 +96,27 @@ def parse_manipulated(reply: str) -> tuple[str | None, str | None]:
     return found[-1].body(reply).strip(), None
 
 
+def entity_text(answer: Any, answer_type: Any) -> str:
+    """The answer as stored: an entity loses a trailing explanation
+    ("Paris (the capital of France)" -> "Paris", the shared span reader
+    :func:`conflict_eval.answers.span.trim_span`); anything else is kept as
+    written.
+
+    >>> entity_text("Paris (the capital of France)", "entity"), entity_text("Paris.", "entity")
+    ('Paris', 'Paris.')
+    """
+    text = str(answer).strip()
+    if answer_type == "entity":
+        span = trim_span(text, MAX_ENTITY_WORDS)
+        if span.ok and _canonical(span.value) != _canonical(text):
+            return span.value
+    return text
+
+
 def check_answer(answer: Any, answer_type: Any) -> str | None:
-    """Why an answer breaks A.5's format rule, or None."""
+    """Why an answer breaks A.5's format rule, or None. An entity must be one
+    span: a sentence ("Paris is the capital") or alternatives ("Paris or
+    Lyon") is rejected (:func:`conflict_eval.answers.span.trim_span`)."""
     if not isinstance(answer, (str, int, float)) or isinstance(answer, bool) or not str(answer).strip():
         return "answer is not a non-empty string or number"
     text, canon = str(answer).strip(), _canonical(str(answer))
@@ -107,6 +127,9 @@ def check_answer(answer: Any, answer_type: Any) -> str | None:
     if answer_type == "entity":
         if canon in ("yes", "no", "idk") or not canon:
             return f"entity answer {text!r} is not an entity"
+        span = trim_span(text, MAX_ENTITY_WORDS)
+        if not span.ok:
+            return f"entity answer {text!r}: {span.reason}"
         return None if len(text.split()) <= MAX_ENTITY_WORDS else f"entity answer {text!r} is too long"
     return f"answer_type {answer_type!r} is not one of {', '.join(ANSWER_TYPES)}"
 
@@ -152,14 +175,15 @@ def parse_questions(reply: str) -> tuple[list[dict[str, Any]], list[str]]:
             continue
         reason = (check_answer(q["original_answer"], q["answer_type"])
                   or check_answer(q["manipulated_answer"], q["answer_type"]))
-        if reason is None and _canonical(str(q["original_answer"])) == _canonical(str(q["manipulated_answer"])):
+        if reason is None and (_canonical(entity_text(q["original_answer"], q["answer_type"]))
+                               == _canonical(entity_text(q["manipulated_answer"], q["answer_type"]))):
             reason = "original and manipulated answers are the same"
         if reason:
             problems.append(f"item {i}: {reason}")
             continue
         good.append({"hops": q["hops"], "question": q["question"].strip(),
-                     "original_answer": str(q["original_answer"]).strip(),
-                     "manipulated_answer": str(q["manipulated_answer"]).strip(),
+                     "original_answer": entity_text(q["original_answer"], q["answer_type"]),
+                     "manipulated_answer": entity_text(q["manipulated_answer"], q["answer_type"]),
                      "answer_type": q["answer_type"]})
     return good, problems
 

@@ -110,40 +110,39 @@ def is_near_refusal(text: str) -> bool:
     return bool(_NEAR_REFUSAL_RE.match(raw))
 
 
-_STOP = frozenset("""a an the of to in on at for by with from and or but is are was were be been being it its
-    this that these those he she they his her their them there here as so than then do does did has have
-    had not no yes what which who whom whose why how when where will would can could may might
-    shall should must very more most some any all each other such into about over after before""".split())
+def option_match(answer: str, options: list[str]):
+    """The :class:`~conflict_eval.answers.options.OptionMatch` of a free answer
+    against multiple-choice options (KRE's e-CARE and ECQA): the option equal
+    to it after :func:`canonical`, else the conservative match of
+    :func:`conflict_eval.answers.options.match_option` (a negation, a
+    different number or a head word absent from the option is never a match;
+    "darkness" names "dark"). e-CARE's options are whole sentences while the
+    Appendix B instruction asks for an entity, so "Sahara desert" names "A
+    research team went to the Sahara desert ..." (ours: the user-needs paper
+    has no multiple-choice data; KRE scores the chosen option). An answer that
+    names no option, or several, is ``unmatched``."""
+    from conflict_eval.answers.options import OptionMatch
+    from conflict_eval.answers.options import match_option as _match
 
-
-def _content_words(text: str) -> set[str]:
-    return {w for w in normalize_squad(text).split() if w not in _STOP}
+    want = canonical(answer)
+    if isinstance(options, (list, tuple)):
+        for i, o in enumerate(options):
+            if isinstance(o, str) and want and canonical(o) == want:
+                return OptionMatch(o, i)
+    return _match(answer, list(options) if isinstance(options, (list, tuple)) else [])
 
 
 def match_option(answer: str, options: list[str]) -> str | None:
-    """The option ``answer`` names, for multiple-choice items (KRE): the option
-    equal to it after :func:`canonical`, else the one option sharing the most
-    content words with it (at least one; a tie names none). e-CARE's options
-    are whole sentences while the Appendix B instruction asks for an entity,
-    so "Sahara desert" names "The tourists went to the desert." (ours: the
-    user-needs paper has no multiple-choice data; KRE scores the chosen option).
+    """The option ``answer`` names (:func:`option_match`), or None when unmatched.
 
-    >>> match_option("Sahara desert", ["The tourists went to the desert.", "They stayed home."])
+    >>> match_option("Sahara desert", ["The tourists went to the desert.", "They stayed home."]) is None
+    True
+    >>> match_option("the desert", ["The tourists went to the desert.", "They stayed home."])
     'The tourists went to the desert.'
-    >>> match_option("home desert", ["The desert.", "At home."]) is None
+    >>> match_option("three eyes", ["two eyes", "names"]) is None
     True
     """
-    want = canonical(answer)
-    for o in options:
-        if canonical(o) == want:
-            return o
-    words = _content_words(answer)
-    if not words:
-        return None
-    overlap = sorted(((len(words & _content_words(o)), i) for i, o in enumerate(options)), reverse=True)
-    if not overlap or overlap[0][0] == 0 or (len(overlap) > 1 and overlap[1][0] == overlap[0][0]):
-        return None
-    return options[overlap[0][1]]
+    return option_match(answer, options).option
 
 
 def matches(pred: str, golds: list[str]) -> bool:

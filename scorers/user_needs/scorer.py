@@ -14,8 +14,13 @@ Per sample the value is a dict:
 * ``parse_failure`` 1 if no answer could be read.
 
 Multiple-choice items (KRE: the sample's ``extra.options``) also accept the
-option the answer names (:func:`~.normalize.match_option`): e-CARE's expected
-answers are whole option sentences, while the instruction asks for an entity.
+option the answer names (:func:`~.normalize.option_match`, conservative: a
+negation, a different number or a head word absent from the option is never
+a match): e-CARE's expected answers are whole option sentences, while the
+instruction asks for an entity. An answer on such an item that matches no
+expected answer, is no refusal and names no option (or several) is
+``unmatched`` 1: still not correct, but counted apart from a wrong option
+(metric ``unmatched``), since the scorer cannot tell what it meant.
 
 The task-level metrics add Table 2's refusal / hallucination split
 (``refusal_split/...``, :func:`~.levels.refusal_split`, cells with at most
@@ -34,7 +39,7 @@ from inspect_ai.solver import TaskState
 from conflict_eval.plugins.user_needs.parse import parse_output
 
 from .levels import refusal_split, summary
-from .normalize import canonical, is_near_refusal, is_refusal, match_option, matches
+from .normalize import canonical, is_near_refusal, is_refusal, matches, option_match
 
 
 def score_rows(scores: list[SampleScore]) -> list[dict]:
@@ -65,24 +70,26 @@ def user_need_levels() -> Metric:
     return compute
 
 
-def judge_answer(answer: str, expected: list[str], options=None) -> tuple[dict[str, int], str | None]:
-    """Per-sample values of a parsed answer, and the option it names (if any).
+def judge_answer(answer: str, expected: list[str], options=None):
+    """Per-sample values of a parsed answer, and its option match (or None).
 
     Shared by :func:`user_need_accuracy` and the lm-eval export, so both score
     alike. An answer that matches no expected text directly is matched to the
-    option it names (e-CARE's expected answers are whole sentences).
+    option it names (e-CARE's expected answers are whole sentences); the
+    match is None when there are no options, the answer matched directly or
+    it is a refusal.
     """
     right = matches(answer, expected)
-    option = None
-    if not right and options and not is_refusal(answer):
-        option = match_option(answer, list(options))
-        right = option is not None and matches(option, expected)
+    match = None
+    if not right and options and not is_refusal(answer) and not is_near_refusal(answer):
+        match = option_match(answer, list(options))
+        right = match.option is not None and matches(match.option, expected)
     return ({"correct": int(right), "refusal": int(is_refusal(answer)),
-             "near_refusal": int(is_near_refusal(answer)), "parse_failure": 0}, option)
+             "near_refusal": int(is_near_refusal(answer)), "parse_failure": 0}, match)
 
 
 @scorer(metrics=[{"correct": [accuracy(), stderr()], "refusal": [mean()], "near_refusal": [mean()],
-                  "parse_failure": [mean()]},
+                  "parse_failure": [mean()], "unmatched": [mean()]},
                  user_need_levels()])
 def user_need_accuracy() -> Scorer:
     """Exact match of the ``<output>`` answer with the cell's expected answer."""
@@ -96,17 +103,22 @@ def user_need_accuracy() -> Scorer:
         reply = state.output.completion
         parsed = parse_output(reply)
         if not parsed.ok:
-            return Score(value={"correct": 0, "refusal": 0, "near_refusal": 0, "parse_failure": 1}, answer=None,
+            return Score(value={"correct": 0, "refusal": 0, "near_refusal": 0, "parse_failure": 1, "unmatched": 0},
+                         answer=None,
                          explanation=f"parse failure: {parsed.reason}",
                          metadata={**cell, "reply": reply, "parse_failure_reason": parsed.reason})
         expected = list(target.target)
-        value, option = judge_answer(parsed.answer, expected, extra.get("options"))
+        value, match = judge_answer(parsed.answer, expected, extra.get("options"))
+        option = match.option if match is not None else None
+        value["unmatched"] = int(match is not None and option is None)
         return Score(
             value=value,
             answer=parsed.answer,
             explanation=f"{canonical(parsed.answer)!r} vs expected {[canonical(t) for t in expected]}"
-                        + (f" (names option {option!r})" if option else ""),
-            metadata={**cell, "reply": reply, **({"matched_option": option} if option else {})},
+                        + (f" (names option {option!r})" if option else "")
+                        + (f" (unmatched: {match.reason})" if value["unmatched"] else ""),
+            metadata={**cell, "reply": reply, **({"matched_option": option} if option else {}),
+                      **({"unmatched_reason": match.reason} if value["unmatched"] else {})},
         )
 
     return score

@@ -84,7 +84,7 @@ def test_scorer_matches_options_and_reports_the_refusal_split(shared_data, log_d
     # Context-Exclusive "I'm not sure": wrong everywhere, a near-refusal, never a strict refusal
     for s in ("matching", "conflict", "irrelevant"):
         assert cells[("context_exclusive", s)].value == {"correct": 0, "refusal": 0, "near_refusal": 1,
-                                                         "parse_failure": 0}
+                                                         "parse_failure": 0, "unmatched": 0}
     metrics = {k: m.value for sc in log.results.scores for k, m in sc.metrics.items()}
     # Table 2 by hand: one case (CE matching wrong, CF matching right), a hallucination that is a near-refusal
     assert metrics["refusal_split/cases"] == 1 and metrics["refusal_split/refusals"] == 0

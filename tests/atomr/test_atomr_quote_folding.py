@@ -1,0 +1,18 @@
+"""AtomR's F1 folds curly quotes (ours) and reports the authors' figure beside it
+(issue 32); golden values by hand."""
+
+import pytest
+from inspect_ai.scorer import SampleScore, Score
+
+from conflict_eval.answers.text_metrics import token_f1
+from conflict_eval.plugins.atomr.scorer import atomr_means
+
+
+def test_f1_and_authors_f1():
+    # folded: "wulfsiges farm" vs "wulfsiges farm" -> 1.0; authors: tokens "“wulfsige’s", "farm”" share none
+    assert token_f1("“Wulfsige’s farm”", ["Wulfsige's farm"], "atomr") == 1.0
+    assert token_f1("“Wulfsige’s farm”", ["Wulfsige's farm"], "atomr_authors") == 0.0
+    scores = [SampleScore(score=Score(value={"f1": 1.0, "em": 1.0, "cover_em": 1.0}, metadata={"f1_authors": 0.0})),
+              SampleScore(score=Score(value={"f1": 0.5, "em": 0.0, "cover_em": 0.0}, metadata={"f1_authors": 0.5}))]
+    out = atomr_means()(scores)
+    assert out["f1"] == pytest.approx(0.75) and out["f1_authors"] == pytest.approx(0.25)
