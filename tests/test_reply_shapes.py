@@ -74,7 +74,7 @@ def test_choice_shapes(reply, letter):
     ("", "empty response"),
     ("Let me think step by step. First, the evidence says", "no choice letter found"),
     ("The answer is (", "no choice letter found"),
-    ("I cannot answer this question.", "no choice letter found"),
+    ("I cannot answer this question.", "refusal: 'I cannot answer'"),
     ("A man went to the market.", "no choice letter found"),
     ("The answer is B or C.", "ambiguous"),
     ("(A) Paris\n(B) Rome", "ambiguous"),

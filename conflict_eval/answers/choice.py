@@ -127,12 +127,13 @@ from dataclasses import dataclass, replace
 from typing import Literal
 from conflict_eval.answers.letters import (
     _ANSWER_TAGS, _BARE_RE, _DELIM_RE, _PAREN_RE, _PHRASE_RE, _VERDICT_AFTER_RE,
-    _describe_letters, _more_letters, _normalise_letters, _read_letter,
+    _describe_letters, _lead, _more_letters, _normalise_letters, _read_letter,
 )
+from conflict_eval.answers.refusal import find_refusal
 from conflict_eval.answers.reply import MAX_REPLY_CHARS, clip, reported, revised, tag_bodies
 
 
-Method = Literal["tag", "phrase", "paren", "bare", "delimited", "option_text"]
+Method = Literal["tag", "phrase", "lead", "paren", "bare", "delimited", "option_text"]
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,10 @@ class ChoiceParse:
             failure.
         index: 0-based position of ``letter`` in the allowed letters (i.e. the
             option index); ``None`` on failure.
+        refused: ``True`` when the reply names no letter of its own and
+            refuses to answer (:mod:`conflict_eval.answers.refusal`); then
+            ``ok`` is ``False`` and ``reason`` starts with ``"refusal"``.
+            Metrics count it as a refusal, not a parse failure.
     """
 
     letter: str | None
@@ -157,10 +162,11 @@ class ChoiceParse:
     span: tuple[int, int] | None = None
     method: Method | None = None
     index: int | None = None
+    refused: bool = False
 
     def __post_init__(self) -> None:
-        if self.ok and (self.letter is None or self.reason is not None):
-            raise ValueError("an ok ChoiceParse needs a letter and no reason")
+        if self.ok and (self.letter is None or self.reason is not None or self.refused):
+            raise ValueError("an ok ChoiceParse needs a letter, no reason and no refusal")
         if not self.ok and (self.letter is not None or not self.reason):
             raise ValueError("a failed ChoiceParse needs a reason and no letter")
 
@@ -168,6 +174,11 @@ class ChoiceParse:
     def failure(cls, reason: str) -> ChoiceParse:
         """A failed parse with the given reason."""
         return cls(letter=None, ok=False, reason=reason)
+
+    @classmethod
+    def refusal(cls, phrase: str) -> ChoiceParse:
+        """A reply that refuses to answer (``phrase``: the refusing words)."""
+        return cls(letter=None, ok=False, reason=f"refusal: {' '.join(phrase.split())!r}", refused=True)
 
 
 def letters_for(n: int) -> str:
@@ -420,10 +431,22 @@ def _parse_choice(text: str, allowed: str, options: Sequence[str] | None) -> Cho
     # reported from a document) of the strongest rule that has any decide;
     # an invalid letter is a failure.
     declared = [(method, rule(text)) for method, rule in _DECLARATIVE_RULES]
+    lead = _lead(text, allowed)
     for method, found in declared:
         own = [c for c in found if not reported(text, c[3])]
         if own:
+            if method == "phrase" and lead is not None and all(c[1] != lead[1] for c in own):
+                # A reply that opens with its choice and declares it again later
+                # ("B: ... so the answer is B"): both count, as two declarations.
+                own = sorted([(lead[0], lead[1], (), lead[2], False), *own], key=lambda c: c[1])
             return _decide(text, allowed, method, own)
+    if lead is not None:
+        # The reply opens with its choice ("B: Biochemistry does not study
+        # gluons.", "(B)" then an explanation, "E (walked)"): what follows is
+        # its explanation, and letters or option texts quoted there are no votes.
+        up = lead[0].upper()
+        return ChoiceParse(letter=up, ok=True, span=(lead[1], lead[1] + 1), method="lead",
+                           index=allowed.index(up))
     for method, found in declared:  # only reported declarations: they are all the reply says
         if found:
             return _decide(text, allowed, method, found)
@@ -443,6 +466,16 @@ def _parse_choice(text: str, allowed: str, options: Sequence[str] | None) -> Cho
             )
         if len(distinct) > 1 and ambiguous is None:
             ambiguous = distinct
+    refusal = find_refusal(text)
+    if refusal is not None:
+        # No letter of its own (at most letters it mentions): a sincere
+        # refusal -- unless its words are an option's text ("I'm uncertain."
+        # with the option "Uncertain."), which is then the choice.
+        fallback = _option_fallback(text, allowed, options) if options else None
+        if fallback is not None and fallback.ok and fallback.span[0] < refusal.span[1] \
+                and refusal.span[0] < fallback.span[1]:
+            return fallback
+        return ChoiceParse.refusal(refusal.phrase)
     if ambiguous is not None:
         return ChoiceParse.failure(
             f"ambiguous: several different letters found ({', '.join(ambiguous)})"
