@@ -28,7 +28,7 @@ from conflict_eval.answers import ChoiceParse, letters_for, parse_choice
         ("A.", "A", "lead"),
         ("A)", "A", "lead"),
         ("B) Paris", "B", "lead"),
-        ("- C. Rome", "C", "delimited"),
+        ("- C. Rome", "C", "lead"),
         ("B:", "B", "lead"),
         ("B: Gluons are studied in particle physics, not biochemistry.", "B", "lead"),
         ("B. text", "B", "lead"),

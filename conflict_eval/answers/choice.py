@@ -343,6 +343,18 @@ def _option_fallback(text: str, allowed: str, options: Sequence[str]) -> ChoiceP
     return None
 
 
+def _other_option_named(text: str, at: int, index: int, options: Sequence[str]) -> int | None:
+    """The index of another option whose whole text is what follows the
+    leading letter at ``at`` on its line ("A – The placenta" where the
+    placenta is option B), else ``None``."""
+    end = text.find("\n", at)
+    rest = _option_key(re.sub(r"[^\w\s]", " ", text[at + 1:end if end >= 0 else len(text)]))
+    if not rest:
+        return None
+    named = [i for i, o in enumerate(options) if _option_key(re.sub(r"[^\w\s]", " ", o)) == rest]
+    return named[0] if named and index not in named else None
+
+
 # --------------------------------------------------------------------------
 # Public entry point
 
@@ -445,6 +457,9 @@ def _parse_choice(text: str, allowed: str, options: Sequence[str] | None) -> Cho
         # gluons.", "(B)" then an explanation, "E (walked)"): what follows is
         # its explanation, and letters or option texts quoted there are no votes.
         up = lead[0].upper()
+        other = _other_option_named(text, lead[1], allowed.index(up), options) if options else None
+        if other is not None:
+            return ChoiceParse.failure(f"ambiguous: letter {up} but the text of option {allowed[other]}")
         return ChoiceParse(letter=up, ok=True, span=(lead[1], lead[1] + 1), method="lead",
                            index=allowed.index(up))
     for method, found in declared:  # only reported declarations: they are all the reply says

@@ -188,7 +188,8 @@ _PREAMBLE_RE = re.compile(r"[^\n]{0,200}:[ \t*_]*$")
 def _line_choice(text: str, start: int, end: int) -> tuple[str, int] | None:
     """The choice letter a line ``text[start:end]`` opens with, or ``None``.
 
-    Forms (any case; markup around the letter allowed): ``B``, ``(B)``,
+    Forms (any case; markup around the letter and a list bullet before it
+    allowed): ``B``, ``(B)``,
     ``[B]``, ``B.``, ``B:``, ``B)`` -- each followed by white space or the end
     of the line -- ``B – text`` / ``**E** — walked`` (a spaced dash),
     ``E (walked)`` (a bracketed gloss that ends the line), and ``**B** ...``
@@ -196,6 +197,10 @@ def _line_choice(text: str, start: int, end: int) -> tuple[str, int] | None:
     "B2", "A.M." are not choices.
     """
     pos = start
+    while pos < end and text[pos] in " \t":
+        pos += 1
+    if pos + 1 < end and text[pos] in "-•" and text[pos + 1] in " \t":
+        pos += 2  # a list bullet: "- A – The uterus"
     while pos < end and text[pos] in _LEAD_SKIP:
         pos += 1
     wrapped = pos > start and text[pos - 1] in "*_`"
