@@ -5,7 +5,9 @@ back in front, see ``conflict_eval.answers.restore_prefill``) and returns an
 :class:`Extraction`: the answer segment to be read by the metric (e.g.
 ``"<a>B</a>"``) or a failure reason. The metric then parses the letter out of
 the segment (``conflict_eval.answers.parse_choice``); a failure here is a
-parse failure there. Nothing here guesses.
+parse failure there -- unless the reply, naming no letter, sincerely refuses
+("I cannot determine ..."): the failure reason then starts with
+``"refusal"`` and the metric counts a refusal. Nothing here guesses.
 
 Every function takes any string and returns an :class:`Extraction` (never
 raises) in time linear in the reply: tags are found with
@@ -79,6 +81,15 @@ def _fail(reason: str, **parts) -> Extraction:
     return Extraction(None, reason, parts)
 
 
+def _no_answer(reply: str, reason: str, **parts) -> Extraction:
+    """A failure -- or, when the reply names no letter and sincerely refuses
+    ("I cannot determine ...", :mod:`conflict_eval.answers.refusal`), a
+    refusal: its reason then starts with ``"refusal"`` and the metric counts
+    it as a refusal, not a parse failure."""
+    parsed = parse_choice(reply, string.ascii_uppercase)
+    return _fail(parsed.reason if parsed.refused else reason, **parts)
+
+
 def _tag(body: str) -> str:
     return f"<a>{body.strip()}</a>"
 
@@ -94,7 +105,7 @@ def parse_few_shot(reply: str) -> Extraction:
     reply = clip(reply, "head")
     segment, reason = first_tagged_answer(reply)
     if segment is None:
-        return _fail(reason)
+        return _no_answer(reply, reason)
     unclosed = not tag_bodies(reply, "a")
     return Extraction(segment, parts={"unclosed_tag": True} if unclosed else {})
 
@@ -123,7 +134,7 @@ def parse_cot(reply: str) -> Extraction:
         tags = [t for t in tag_bodies(reply, "a") if t.body(reply).strip()]
         own = [t for t in tags if not reported(reply, reply.rfind("<", 0, t.start))] or tags
         if not own:
-            return _fail("thought not closed with </t>")
+            return _no_answer(reply, "thought not closed with </t>")
         read: dict[str, str] = {}  # body -> what it says (a reply may repeat one tag thousands of times)
         said: dict[str, None] = {}
         for t in own:
@@ -144,7 +155,7 @@ def parse_cot(reply: str) -> Extraction:
     thought = thought[opened + 3:] if opened >= 0 else thought
     found = _answer_tags(reply, close.end())
     if not found:
-        return _fail("no <a>...</a> answer after the thought", thought=thought.strip())
+        return _no_answer(reply[close.end():], "no <a>...</a> answer after the thought", thought=thought.strip())
     if not found[0].strip():
         return _fail("empty <a></a> answer", thought=thought.strip())
     return Extraction(_tag(found[0]), parts={"thought": thought.strip()})
@@ -168,7 +179,7 @@ def parse_self_ask(reply: str) -> Extraction:
     phrase = _rest_of_line(reply, last.end()) if last is not None else ""
     if phrase.strip():
         return Extraction(_tag(phrase), parts={"follow_ups": follow_ups})
-    return _fail("no <a>...</a> answer and no 'So the final answer is'", follow_ups=follow_ups)
+    return _no_answer(reply, "no <a>...</a> answer and no 'So the final answer is'", follow_ups=follow_ups)
 
 
 def _comparative_parts(reply: str) -> dict[str, str]:

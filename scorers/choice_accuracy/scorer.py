@@ -123,8 +123,8 @@ def choice_accuracy() -> Scorer:
             # The method found no answer segment; a reply that refuses (and
             # names no letter anywhere) is a refusal all the same.
             parsed = parse_choice(reply, letters, options=options)
-            refused = parsed.refused
-            reason = parsed.reason if refused else f"{method_failure}"
+            refused = str(method_failure).startswith("refusal") or parsed.refused
+            reason = parsed.reason if parsed.refused else f"{method_failure}"
         else:
             parsed = parse_choice(answer_text if answer_text is not None else reply,
                                   letters, options=options)
