@@ -182,7 +182,6 @@ def _more_letters(text: str, letter: str, at: int, end: int | None) -> tuple[str
 
 _LEAD_SKIP = " \t*_`\"'“‘#"
 _DASHES = "-–—"
-_PREAMBLE_RE = re.compile(r"[^\n]{0,200}:[ \t*_]*$")
 
 
 def _line_choice(text: str, start: int, end: int) -> tuple[str, int] | None:
@@ -259,7 +258,7 @@ def _lead(text: str, allowed: str) -> tuple[str, int, int] | None:
     if first is None:
         return None
     got = _line_choice(text, *first)
-    if got is None and _PREAMBLE_RE.match(text, first[0], first[1]):
+    if got is None and first[1] - first[0] <= 200 and text[first[0]:first[1]].rstrip(" \t\r*_").endswith(":"):
         first = next(lines, None)
         got = _line_choice(text, *first) if first is not None else None
     if got is None or got[0].upper() not in allowed:
