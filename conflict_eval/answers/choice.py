@@ -6,7 +6,16 @@ exactly one allowed choice the result has ``ok=False`` and a ``reason``.
 
 Recognised forms
 ----------------
-The reply is scanned by five *rules*, listed from strongest to weakest. The
+Any case (``b`` is ``B``): ``B``, ``(B)``, ``B.``, ``B:``, ``B)``,
+``**B**``, ``B. text``, ``B: text``, ``E (walked)``, ``**E** — walked``,
+``B – text``, ``Answer: B``, ``<a>B</a>`` after a preamble, and a
+final-answer line after working (``ANSWER1: E`` / ``ANSWER2: D`` /
+``Final answer: D`` gives D). Text quoted from the documents or the options
+is not a vote, and neither is an explanation after the choice. A sincere
+refusal with no letter of its own is reported as one (``refused``, see
+"Refusals" below).
+
+The reply is scanned by six *rules*, listed from strongest to weakest. The
 strongest rule that finds anything decides (precedence); weaker rules are
 only consulted when every stronger one found nothing.
 
@@ -21,10 +30,29 @@ only consulted when every stronger one found nothing.
    The same rule reads a letter *before* a verdict: ``B is correct``,
    ``(C) is the right answer``, ``B would be the best choice`` (lower-case
    ``a``/``i`` excluded: "a is ..." is not a choice).
-3. ``paren`` -- a parenthesised or bracketed letter anywhere: ``(A)``, ``[c]``.
-4. ``bare`` -- a line consisting only of a letter, optionally wrapped in
+3. ``lead`` -- the choice the reply *opens with*: its first non-empty line
+   (or the line after a one-line preamble ending in ``:``, "Here is my
+   answer:") starts with ``B``, ``(B)``, ``[B]``, ``B.``, ``B:``, ``B)``
+   (each followed by white space or the end of the line), ``B – text`` /
+   ``**E** — walked`` (a spaced dash), ``E (walked)`` (a bracketed gloss
+   ending the line), or an emphasised ``**B**`` -- after an optional list
+   bullet. What follows is the explanation: ``(B)`` then a document's quoted
+   "(A)" is B; ``B: Biochemistry does not study gluons.`` then a sentence
+   quoting option A's text is B. Not a lead: running text ("A man ...", "I
+   think ..."), a letter outside the allowed set, and an option *listing*
+   (the next non-empty line opens with the next letter, "A. Paris" / "B.
+   Rome", or the next letter is bracketed later on the line, "(A) Paris (B)
+   London"). With ``options``, a lead followed on its line by exactly the
+   text of a *different* option ("A – The placenta" where the placenta is
+   option B) is a failure (``"ambiguous: letter A but the text of option
+   B"``). A lead ranks below the declarative rules: an own answer phrase
+   counts together with it as a second declaration (agreeing: fine; a
+   different letter: ambiguous unless revised, as below), and an answer tag
+   decides alone.
+4. ``paren`` -- a parenthesised or bracketed letter anywhere: ``(A)``, ``[c]``.
+5. ``bare`` -- a line consisting only of a letter, optionally wrapped in
    markdown emphasis or quotes and followed by ``.``/``!``: ``B``, ``**b**``.
-5. ``delimited`` -- a letter at the start of a line followed by ``.`` or
+6. ``delimited`` -- a letter at the start of a line followed by ``.`` or
    ``)`` and whitespace/end, or by a spaced dash: ``B. Paris``, ``- C) Rome``,
    ``B – The placenta`` (the shape of ConflictScore's Table 14 option lines).
 
@@ -40,13 +68,28 @@ no, Answer: B", "Actually, the answer is B"); otherwise the reply declares two
 answers and the result is a failure with reason ``"ambiguous: the reply
 declares different answers (...)"``. A declaration that joins several letters
 ("Answer: B or C", "<a>A, D</a>", "the answer is (A) and (C)") is a failure
-with reason ``"ambiguous: ..."``. Rules 3-5 are *loose*: they
+with reason ``"ambiguous: ..."``. Rules 4-6 are *loose*: they
 also match option listings and mentions ("(A) is wrong, (B) fits"). A loose
 rule therefore only decides when all of its matches name the same allowed
 letter (the last occurrence supplies ``span``). If a loose rule names several
 different letters the reply is *ambiguous*; the remaining weaker rules are still
 tried (so "(A) is wrong, (B) fits.\\n\\nB" parses as B via ``bare``), and if
 none of them decides, the result is a failure with reason ``"ambiguous: ..."``.
+
+Refusals
+--------
+When no rule finds a letter of the reply's own -- nothing at all, or only
+loose mentions of several letters ("I cannot determine whether (A) or (B)
+...") -- and :func:`conflict_eval.answers.refusal.find_refusal` finds a
+sincere refusal ("I cannot determine ...", "None of the options ...", "The
+documents do not contain enough information ..."), the result is
+``ChoiceParse.refusal``: ``ok=False``, ``refused=True``, ``reason="refusal:
+'<the refusing words>'"``. Metrics count it as a refusal, not a parse
+failure, and score it wrong. A refusal that still declares a letter is that
+letter ("I can't be sure, but the answer is B" is B); refusing words that
+are an option's own text ("I'm uncertain." with the option "Uncertain.")
+choose that option. Declared ambiguity ("Answer: A or B") and an invalid
+declared letter stay failures.
 
 Case and English words
 ----------------------
@@ -109,6 +152,12 @@ Examples
 'A'
 >>> parse_choice("A man went to the market.").reason
 'no choice letter found'
+>>> parse_choice('(B)\\n\\nDocument 3 says "(A)", but that is a myth.').letter
+'B'
+>>> parse_choice("E (walked)", "ABCDE").letter
+'E'
+>>> parse_choice("I cannot determine the answer from the documents.").refused
+True
 >>> parse_choice("Final answer: E").ok
 False
 >>> parse_choice("It must be Rome.", options=["Paris", "Rome"]).letter
