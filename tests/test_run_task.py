@@ -66,9 +66,11 @@ def test_choice_accuracy_counts_exactly(log_dir):
     assert by_key["refusal"].metrics["mean"].value == pytest.approx(2 / 20)  # wrong, counted apart
     assert metrics  # results table is populated
     failed = [s for s in log.samples if s.scores["choice_accuracy"].value["parse_failure"] == 1]
-    assert len(failed) == 4
+    assert len(failed) == 2
     assert all(s.scores["choice_accuracy"].answer is None for s in failed)
     assert all("parse failure" in s.scores["choice_accuracy"].explanation for s in failed)
+    refused = [s for s in log.samples if s.scores["choice_accuracy"].value["refusal"] == 1]
+    assert len(refused) == 2 and all(s.scores["choice_accuracy"].value["accuracy"] == 0 for s in refused)
 
 
 def test_misled_rate(log_dir):
