@@ -358,6 +358,7 @@ GLUON_OPTIONS = ["Gluons are studied in particle physics.", "Biochemistry does n
     ("B: Biochemistry does not study gluons.\n\nActually, on reflection the answer is A.", "A"),
     # a final-answer line after working
     ("ANSWER1: A\nANSWER2: B\nFinal answer: B", "B"),
+    ("C. S. Lewis has nothing to do with it; the answer is B.", "B"),  # initials are no choice
     ("Document 1 says (A); document 2 says (B). Weighing them:\nFinal answer: **b**", "B"),
 ])
 def test_leading_choice_and_final_answer(text, letter):
@@ -375,6 +376,8 @@ def test_leading_choice_and_final_answer(text, letter):
      "ambiguous: several different letters found (A, B)"),
     ("(A) particle physics (B) biochemistry", "ambiguous: several different letters found (A, B)"),
     ("A: Biochemistry does not study gluons.", "ambiguous: letter A but the text of option B"),
+    # a sentence that opens with an initial and then declares another letter: not read as either
+    ("A. Einstein never studied gluons, so the answer is B.", "ambiguous: the reply declares different answers (A, B)"),
 ])
 def test_genuine_ambiguity_stays_a_counted_failure(text, reason):
     r = parse_choice(text, "ABC", options=GLUON_OPTIONS)

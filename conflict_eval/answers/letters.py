@@ -218,6 +218,11 @@ def _line_choice(text: str, start: int, end: int) -> tuple[str, int] | None:
         return letter, at
     c = text[closing]
     if c in ".:)" and (closing + 1 >= end or text[closing + 1] in " \t*_`"):
+        after = closing + 1
+        while after < end and text[after] in " \t":
+            after += 1
+        if c == "." and after + 1 < end and text[after].isupper() and text[after + 1] == ".":
+            return None  # initials: "C. S. Lewis wrote it"
         return letter, at
     if c not in " \t":
         return None
