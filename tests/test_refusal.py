@@ -26,6 +26,7 @@ from conflict_eval.answers import find_refusal, is_refusal
     "There is not enough evidence.", "There is insufficient information to decide.",
     "Based on the documents, I cannot reliably determine the answer.",
     "**I cannot determine the answer.**",
+    "Not sure.", "No idea", "**Unsure**", "idk",
 ])
 def test_sincere_refusals(text):
     assert is_refusal(text), text
@@ -47,6 +48,8 @@ def test_sincere_refusals(text):
     "I cannot stress this enough: Paris.",
     "The answer is not determined by the first document alone; the second says Paris.",
     "A man walked into a bar.",
+    "Unknown.", "None", "N/A",           # can be answers
+    "Not sure why anyone asks, but Paris.",
 ])
 def test_not_refusals(text):
     assert not is_refusal(text), text

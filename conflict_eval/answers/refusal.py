@@ -24,7 +24,11 @@ will not answer:
   options``, ``neither A nor B``;
 * ``not enough`` / ``insufficient`` / ``no sufficient`` *information,
   evidence, context, data, details* (``The documents do not contain enough
-  information``, ``There is insufficient evidence``).
+  information``, ``There is insufficient evidence``);
+* a whole reply that is only ``Not sure``, ``Unsure``, ``No idea``, ``idk``,
+  ``No answer``, ``Can't say`` / ``Cannot tell`` (markup and final
+  punctuation aside). ``Unknown``, ``None``, ``N/A`` are not refusals: they
+  can be an answer.
 
 It is *not* a refusal when the refusing words are quoted (inside double
 quotes, or reported from a document: ``Document 2 says "I don't know"``,
@@ -107,6 +111,12 @@ _GOES_ON_RE = re.compile(
 
 _SENTENCE_END = ".!?;\n"
 
+#: Whole replies that refuse in two or three words ("Not sure.", "No idea").
+#: Only as the *entire* reply: "unknown", "none", "n/a" are left out, as they
+#: can be a free-form answer ("The composer is unknown").
+_WHOLE_REPLY_REFUSALS = frozenset({"not sure", "unsure", "no idea", "idk", "no answer", "cannot say", "can't say",
+                                   "can't tell", "cannot tell", "cannot answer", "can't answer"})
+
 #: A document reporting, earlier in the refusal's sentence ("Document 1 says
 #: there is not enough evidence"): the refusal is the document's, not the reply's.
 _SOURCE_SAYS_RE = re.compile(
@@ -147,6 +157,10 @@ def find_refusal(text: str) -> Refusal | None:
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     text = clip(text, "head")
+    whole = " ".join(text.strip(" \t\r\n*_`\"'“”‘’.!<>").replace("’", "'").split()).lower()
+    if whole in _WHOLE_REPLY_REFUSALS:
+        start = text.lower().replace("’", "'").find(whole.split()[0])
+        return Refusal(text.strip(" \t\r\n*_`\"'“”‘’.!<>"), (start, start + len(whole)))
     for m in _REFUSAL_RE.finditer(text):
         start = max(text.rfind(c, max(0, m.start() - _WINDOW), m.start()) for c in _SENTENCE_END) + 1
         start = max(start, m.start() - _WINDOW)
