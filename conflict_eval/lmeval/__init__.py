@@ -39,7 +39,8 @@ GEN_KWARGS = {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks
 
 CHOICE_METRICS = (("accuracy", True), ("parse_failure", False), ("refusal", False), ("misled", False))
 TEXT_METRICS = (("token_f1", True), ("exact_match", True))
-USER_NEED_METRICS = (("correct", True), ("refusal", False), ("near_refusal", False), ("parse_failure", False))
+USER_NEED_METRICS = (("correct", True), ("refusal", False), ("near_refusal", False), ("parse_failure", False),
+                     ("unmatched", False))
 FEW_SHOT_COT_PAPERS = {"microact"}
 
 

@@ -186,13 +186,13 @@ def process_cot(doc: dict, results: list[str]) -> dict[str, int]:
 
 
 def process_user_need(doc: dict, results: list[str]) -> dict[str, int]:
-    """``user_need_accuracy``'s per-sample values: correct, refusal, near_refusal, parse_failure."""
+    """``user_need_accuracy``'s per-sample values: correct, refusal, near_refusal, parse_failure, unmatched."""
     from conflict_eval.plugins.user_needs.parse import parse_output
     from conflict_eval.scorers.user_needs.scorer import judge_answer
 
     parsed = parse_output(results[0])
     if not parsed.ok:
-        return {"correct": 0, "refusal": 0, "near_refusal": 0, "parse_failure": 1}
+        return {"correct": 0, "refusal": 0, "near_refusal": 0, "parse_failure": 1, "unmatched": 0}
     expected = json.loads(doc["target"])
     expected = [expected] if isinstance(expected, str) else expected
     return judge_answer(parsed.answer, expected, record(doc).extra.get("options"))[0]
