@@ -39,8 +39,15 @@ def _print_estimate(rows, as_json: bool) -> None:
 
 
 def cmd_suite_estimate(args) -> int:
+    from conflict_eval.runs.batch_estimate import render_rows, rows_json, suite_rows
+    from conflict_eval.runs.batching import parse_batch_flag, with_batch
+    from conflict_eval.runs.run import parse_shard
+
     suite = load_suite(args.suite)
-    _print_estimate(_estimate_cells(args, suite, _models(args)), args.json)
+    models = with_batch(_models(args) or suite.models, parse_batch_flag(args.batch))
+    rows = suite_rows(suite, shard=parse_shard(args.shard), models=models, limit=args.limit,
+                      model_cost_config=args.model_cost_config or suite.eval.get("model_cost_config"))
+    print(json.dumps(rows_json(rows), indent=2) if args.json else render_rows(rows))
     return 0
 
 
@@ -48,8 +55,11 @@ def cmd_suite_run(args) -> int:
     from conflict_eval.runs.run import parse_shard, run_suite
     from conflict_eval.runs.status import incomplete, render_status
 
+    from conflict_eval.runs.batching import parse_batch_flag, with_batch
+
     suite = load_suite(args.suite)
-    models = _models(args)
+    batch = parse_batch_flag(args.batch)
+    models = with_batch(_models(args) or suite.models, batch) if batch is not None else _models(args)
     if args.estimate:
         _print_estimate(_estimate_cells(args, suite, models), False)
         print()
@@ -113,6 +123,10 @@ def _model_flags(r) -> None:
     r.add_argument("--max-connections", type=int, help="connection limit for --model models")
     r.add_argument("--shard", help="run shard i of n of every dataset, e.g. 1/4 (logs to LOG_DIR/shard-i-of-n)")
     r.add_argument("--limit", type=int, help="at most N samples of every task (after the suite's limits)")
+    r.add_argument("--batch", nargs="?", const="true", metavar="SIZE|FILE",
+                   help="send every model's calls through its provider's batch API (Inspect's GenerateConfig.batch: "
+                        "bare, a batch size, or a YAML/JSON file of BatchConfig fields); a model entry's "
+                        "'batch: false' keeps it live")
     r.add_argument("--model-cost-config", metavar="FILE",
                    help="Inspect model cost file (YAML/JSON: model -> input, output[, input_cache_write, "
                         "input_cache_read] USD per 1M tokens); the packaged price file is the fallback")

@@ -83,8 +83,7 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
     registered = registered_tasks()
     cells = []
     for m in specs:
-        model_obj = get_model(m.model, config=GenerateConfig(max_connections=m.max_connections), **m.args) \
-            if connect else None
+        model_obj = get_model(m.model, config=model_config(m), **m.args) if connect else None
         for spec in suite.tasks:
             for seed in spec.seeds:
                 task = registered[spec.task](**spec.args)  # a fresh Task: task_with changes it in place
@@ -110,6 +109,16 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
                 label = spec.label + (f" seed={seed}" if seed is not None else "")
                 cells.append(Cell(m, label, task_with(task, **kwargs), est))
     return cells
+
+
+def model_config(m: ModelSpec):
+    """The model's own ``GenerateConfig``: its connection limit and its ``batch`` (passed to Inspect unchanged)."""
+    from inspect_ai.model import GenerateConfig
+
+    from conflict_eval.runs.batching import generate_batch
+
+    extra = {"batch": generate_batch(m.batch)} if m.batch is not None else {}
+    return GenerateConfig(max_connections=m.max_connections, **extra)
 
 
 def build_tasks(suite: Suite, shard: tuple[int, int] | None = None, **kwargs: Any) -> list:

@@ -14,6 +14,9 @@ come from Inspect. Format::
       - model: conflict_eval/smollm2    # a mapping with connection limit / args
         max_connections: 1
         args: {instances: 2}
+      - model: openai/gpt-4o-mini       # batch: true, a batch size, or BatchConfig
+        batch: {size: 500, send_delay: 60}  # fields (size, max_size, send_delay, tick,
+                                        # max_batches, ...), passed to Inspect unchanged
     defaults: {limit: 20, seeds: [0]}   # optional; any task key except task/name/args
     eval: {max_tasks: 2, cost_limit: 0.05, model_cost_config: costs.yaml}
                                         # optional; options for inspect eval_set (limits
@@ -64,7 +67,7 @@ from conflict_eval.runs.registered import GENERIC_TASK, paper_tasks, provider_kn
 
 SUITE_KEYS = {"name", "description", "models", "defaults", "eval", "tasks", "budget"}
 TASK_KEYS = {"task", "name", "args", "limit", "seeds", "epochs", "config"}
-MODEL_KEYS = {"model", "max_connections", "args"}
+MODEL_KEYS = {"model", "max_connections", "args", "batch"}
 EVAL_KEYS = {
     "max_tasks", "max_samples", "retry_attempts", "retry_wait", "retry_connections",
     "fail_on_error", "continue_on_fail", "retry_on_error", "time_limit", "message_limit",
@@ -82,6 +85,7 @@ class ModelSpec:
     model: str
     max_connections: int | None = None
     args: dict[str, Any] = field(default_factory=dict)
+    batch: bool | int | dict[str, Any] | None = None  # GenerateConfig.batch as written (runs/batching.py)
 
 
 @dataclass(frozen=True)
@@ -237,7 +241,16 @@ def _parse_models(raw, problems: _Problems) -> list[ModelSpec]:
         if not isinstance(args, dict):
             problems.add(where + ("args",), "model args must be a mapping")
             args = {}
-        out.append(ModelSpec(model, mc, dict(args)))
+        batch = item.get("batch")
+        if batch is not None:
+            from conflict_eval.runs.batching import BatchSettingError, check_batch
+
+            try:
+                check_batch(batch)
+            except BatchSettingError as exc:
+                problems.add(where + ("batch",), str(exc))
+                continue
+        out.append(ModelSpec(model, mc, dict(args), batch))
     return out
 
 
