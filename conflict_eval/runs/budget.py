@@ -115,8 +115,7 @@ class _Budget:
         """After the stop, once no batched call is outstanding: cancel like Ctrl-C (Inspect
         closes the logs as cancelled). Live calls in flight are cancelled with their samples."""
         with self.lock:
-            go = self.stopped and not self.cancelled and not any(
-                self.reserve.get(m, 0.0) > 0 for _, m, _ in self.pending)
+            go = self.stopped and not self.cancelled and not any(m in self.factors for _, m, _ in self.pending)
             if go:
                 self.cancelled = True
         if go:
@@ -162,7 +161,7 @@ def spent_in_logs(log_dir: str | Path, prices: dict[str, Any], *, tasks: set[str
             h = read_eval_log(info, header_only=True)
         except Exception:  # noqa: BLE001 -- an unreadable log records no spend we can count
             continue
-        if (tasks is not None and h.eval.task not in tasks) or (
+        if (tasks is not None and (h.eval.task_registry_name or h.eval.task) not in tasks) or (
                 eval_set_id is not None and h.eval.eval_set_id != eval_set_id):
             continue
         key = (h.eval.task_id, h.eval.model)
@@ -220,7 +219,7 @@ class budget_guard:
         b = self.budget
         if b is None:
             return None
-        return {"calls": dict(b.submitted), "batched_models": sorted(m for m, r in b.reserve.items() if r > 0),
+        return {"calls": dict(b.submitted), "batched_models": sorted(b.factors),
                 "held_back": b.held}
 
 

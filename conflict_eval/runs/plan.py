@@ -82,8 +82,14 @@ def _plan_tasks(plan_path: str) -> dict[str, Any]:
 
 
 def cell_task(task_file: str, name: str):
-    """The Inspect ``Task`` of one planned cell (called by the generated ``tasks.py``)."""
-    return _plan_tasks(str(Path(task_file).resolve().parent / PLAN_FILE))[name]
+    """The Inspect ``Task`` of one planned cell (called by the generated ``tasks.py``), named
+    after the cell: Inspect's task identifier holds the task's name and arguments but not its
+    dataset, so two cells differing only in their data (a limit, a data option routed to the
+    dataset) would otherwise be one task to Inspect. The leaderboard and ``suite status``
+    label it from its ``suite`` metadata, as in a ``suite run``."""
+    from inspect_ai import task_with
+
+    return task_with(_plan_tasks(str(Path(task_file).resolve().parent / PLAN_FILE))[name], name=name)
 
 
 def _tasks_py(suite: Suite, cells: list[dict]) -> str:
@@ -176,7 +182,8 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
         if usd is not None and batched(c.model.model, c.model.batch):
             usd *= batch_factor(c.model.model)[0]
         cells.append({"name": _cell_name(i), "model": c.model.model, "label": c.label,
-                      "samples": c.estimate.samples, "estimated_usd": usd})
+                      "samples": c.estimate.samples, "estimated_usd": usd,
+                      "usd_per_call": usd / c.estimate.calls if usd and c.estimate.calls else None})
     plan: dict[str, Any] = {
         "version": 1, "suite": str(Path(suite.path).resolve()), "suite_name": suite.name,
         "eval_set_id": f"{suite.name}-{uuid.uuid4().hex[:10]}", "log_dir": log, "limit": limit,
@@ -198,7 +205,7 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
             if exc.code not in (0, None):
                 raise
     manifest = json.loads(capture.read_text(encoding="utf-8"))
-    by_name = {t["name"]: t for t in manifest["tasks"]}
+    by_name = {t.get("registry_name") or t["name"]: t for t in manifest["tasks"]}
     for c in cells:
         entry = by_name.get(c["name"])
         if entry is None:
@@ -207,9 +214,7 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
         c["samples"] = int(entry["samples"]) * int(entry.get("epochs") or 1)
     ids = [c["identifier"] for c in cells]
     if len(set(ids)) != len(ids):
-        raise SuiteError("two cells of the suite have the same Inspect task identifier (same task, arguments, "
-                         "model and config; e.g. two entries differing only in 'limit'); give them different "
-                         "arguments or drop one")
+        raise SuiteError(f"two cells of the plan have the same Inspect task identifier: {sorted(ids)}")
     total = sum(c["estimated_usd"] or 0.0 for c in cells)
     plan["workers"] = []
     for i, share in enumerate(_deal(cells, min(workers, len(cells))), 1):

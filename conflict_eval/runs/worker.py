@@ -69,7 +69,7 @@ def plan_statuses(plan: dict[str, Any], cells: list[dict] | None = None) -> list
             h = read_eval_log(info, header_only=True)
         except Exception:  # noqa: BLE001
             continue
-        key = (h.eval.task, h.eval.model)
+        key = (h.eval.task_registry_name or h.eval.task, h.eval.model)
         if h.eval.eval_set_id != plan["eval_set_id"] or key not in wanted:
             continue
         done, _ = _counts(info, h)
@@ -99,6 +99,18 @@ def plan_prices(plan: dict[str, Any]) -> dict[str, Any]:
     return {m["model"]: model_price(m["model"], mcc)[0] for m in plan["models"]}
 
 
+def plan_batch_budget(plan: dict[str, Any], cells: list[dict]) -> tuple[dict[str, float], dict[str, float]]:
+    """Batch price fractions and per-call reservations of the batched models (see runs/budget.py)."""
+    from conflict_eval.report.batch_prices import batch_factor, batched
+
+    factors = {m["model"]: batch_factor(m["model"])[0] for m in plan["models"] if batched(m["model"], m.get("batch"))}
+    reserve: dict[str, float] = {}
+    for c in cells:
+        if c["model"] in factors:
+            reserve[c["model"]] = max(reserve.get(c["model"], 0.0), c.get("usd_per_call") or 0.0)
+    return factors, reserve
+
+
 def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRun:
     """Run one worker's selection into the plan's shared log folder (see the module docstring)."""
     from inspect_ai import eval_set
@@ -123,7 +135,7 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
     # what the shared folder already holds for these cells: skip the complete, resume the rest
     logs: dict[tuple, list[tuple[str, Any]]] = {}
     for name, h in _headers(log_dir, plan["eval_set_id"]):
-        logs.setdefault((h.eval.task, h.eval.model), []).append((name, h))
+        logs.setdefault((h.eval.task_registry_name or h.eval.task, h.eval.model), []).append((name, h))
     todo, skipped, resumed, resumed_from = [], [], [], {}
     for c in mine:
         found = sorted(logs.get((c["name"], c["model"]), []), key=lambda x: str(x[1].eval.created or ""))
@@ -143,9 +155,11 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
     effective.write_text(json.dumps({**selection, "tasks": todo}, indent=2) + "\n", encoding="utf-8")
 
     suite = load_suite(plan["suite"])
+    factors, reserve = plan_batch_budget(plan, mine)
     interrupted = None
     with SigtermAsSigint() as term, \
             budget_guard(budget, log_dir, plan_prices(plan) if budget is not None else {},
+                         factors=factors, reserve=reserve,
                          tasks={c["name"] for c in mine}, eval_set_id=plan["eval_set_id"]) as guard, \
             inspect_verdict_muted(), _cwd(plan_dir), _env("INSPECT_EVAL_SET_SELECTION", str(effective)), \
             _env("INSPECT_EVAL_SET_CAPTURE", None):
