@@ -111,6 +111,21 @@ def plan_batch_budget(plan: dict[str, Any], cells: list[dict]) -> tuple[dict[str
     return factors, reserve
 
 
+def _remove_superseded(plan: dict[str, Any], mine: list[dict], statuses: list) -> None:
+    """Once a cell is complete, the attempts it resumed from are superseded: the killed log
+    (removed by Inspect when it resumes it), the ``-recovered`` copy Inspect makes of a crashed
+    log, and any earlier unfinished attempt. ``eval_set`` cleans up after itself this way; a
+    selection-mode worker does not, so the worker does (only for its own cells, on a local folder)."""
+    if "://" in plan["log_dir"]:
+        return
+    keep = {(s.model, s.label): s.log for s in statuses if s.complete}
+    names = {(c["name"], c["model"]): (c["model"], c["label"]) for c in mine}
+    for name, h in _headers(plan["log_dir"], plan["eval_set_id"]):
+        cell = names.get((h.eval.task_registry_name or h.eval.task, h.eval.model))
+        if cell in keep and name != keep[cell] and not _complete(h):
+            Path(name.removeprefix("file://")).unlink(missing_ok=True)
+
+
 def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRun:
     """Run one worker's selection into the plan's shared log folder (see the module docstring)."""
     from inspect_ai import eval_set
@@ -136,7 +151,7 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
     logs: dict[tuple, list[tuple[str, Any]]] = {}
     for name, h in _headers(log_dir, plan["eval_set_id"]):
         logs.setdefault((h.eval.task_registry_name or h.eval.task, h.eval.model), []).append((name, h))
-    todo, skipped, resumed, resumed_from = [], [], [], {}
+    todo, skipped, resumed = [], [], []
     for c in mine:
         found = sorted(logs.get((c["name"], c["model"]), []), key=lambda x: str(x[1].eval.created or ""))
         if any(_complete(h) for _, h in found):
@@ -146,7 +161,6 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
         if found:
             entry["resume"] = found[-1][0].removeprefix("file://")
             resumed.append(c["name"])
-            resumed_from[c["name"]] = [n for n, _ in found]
         todo.append(entry)
     budget = (worker or {}).get("budget_usd")
     if not todo:
@@ -168,13 +182,7 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
         except KeyboardInterrupt:
             interrupted = "SIGINT"
     statuses = plan_statuses(plan, mine)
-    done = {s.label for s in statuses if s.complete}
-    for c in mine:  # the logs a finished resume superseded (eval_set would clean them up itself)
-        if c["label"] in done:
-            keep = {s.log for s in statuses if s.label == c["label"] and s.model == c["model"]}
-            for old in resumed_from.get(c["name"], []):
-                if old not in keep and "://" not in old.removeprefix("file://"):
-                    Path(old.removeprefix("file://")).unlink(missing_ok=True)
+    _remove_superseded(plan, mine, statuses)
     left = [s for s in statuses if not s.complete]
     reason = None
     if left:
