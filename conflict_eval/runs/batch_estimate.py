@@ -97,8 +97,7 @@ def render(rows: list[tuple[str, str, Any, BatchView]]) -> str:
     head = ("model", "task", "samples", "calls", "input tok", "output tok", "$ live", "$ batch", "trips",
             "worst if batched", "run")
     out = [head]
-    live_total: float | None = 0.0
-    batch_total: float | None = 0.0
+    live_total = batch_total = 0.0
     sources: dict[str, int] = {}
     notes: list[str] = []
     for model, label, e, v in rows:
@@ -112,12 +111,13 @@ def render(rows: list[tuple[str, str, Any, BatchView]]) -> str:
                     f"{e.output_tokens:,.0f}", _usd(v.live_usd) + f" [{n}]", _usd(v.batch_usd),
                     flag, f"{v.worst_wall_hours:,.0f} h" if v.multi_turn else "24 h",
                     "batch" if v.batched else "live"))
-        live_total = None if live_total is None or v.live_usd is None else live_total + v.live_usd
-        batch_total = None if batch_total is None or v.batch_usd is None else batch_total + v.batch_usd
+        live_total += v.live_usd or 0.0
+        batch_total += v.batch_usd or 0.0
+    unknown = " + n/a" if any(v.live_usd is None for *_, v in rows) else ""  # cells with no figure
     out.append(("total", "", str(sum(e.samples for _, _, e, _ in rows)), f"{sum(e.calls for _, _, e, _ in rows):,.0f}",
                 f"{sum(e.input_tokens for _, _, e, _ in rows):,.0f}",
-                f"{sum(e.output_tokens for _, _, e, _ in rows):,.0f}", _usd(live_total), _usd(batch_total),
-                "", "", ""))
+                f"{sum(e.output_tokens for _, _, e, _ in rows):,.0f}", _usd(live_total) + unknown,
+                _usd(batch_total) + unknown, "", "", ""))
     widths = [max(len(r[i]) for r in out) for i in range(len(head))]
     right = {2, 3, 4, 5, 6, 7, 8, 9}
     lines = ["  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
