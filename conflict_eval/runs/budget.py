@@ -63,6 +63,8 @@ class _Budget:
         self.pending: list[tuple[str | None, str, float]] = []  # (sample, model, reservation) admitted
         self.submitted: dict[str, int] = {}
         self.held = 0
+        self.active: set[str] = set()  # samples with an admitted call that have not ended
+        self.held_samples: set[str] = set()  # samples waiting on a call the stop held back
 
     def add(self, model: str, usage) -> None:
         from inspect_ai.model import compute_model_cost
@@ -92,16 +94,22 @@ class _Budget:
                 self.stopped = True
             if self.stopped:
                 self.held += 1
+                if sample is not None:
+                    self.held_samples.add(sample)
             else:
                 self.reserved += r
                 self.pending.append((sample, model, r))
                 self.submitted[model] = self.submitted.get(model, 0) + 1
+                if sample is not None:
+                    self.active.add(sample)
         self._maybe_cancel()
         return not self.stopped
 
     def release_sample(self, sample: str | None) -> None:
         """A sample ended (an error included): its calls still reserved will never report usage."""
         with self.lock:
+            self.active.discard(sample)
+            self.held_samples.discard(sample)
             keep = []
             for entry in self.pending:
                 if entry[0] == sample:
@@ -112,10 +120,14 @@ class _Budget:
         self._maybe_cancel()
 
     def _maybe_cancel(self) -> None:
-        """After the stop, once no batched call is outstanding: cancel like Ctrl-C (Inspect
-        closes the logs as cancelled). Live calls in flight are cancelled with their samples."""
+        """After the stop, cancel like Ctrl-C (Inspect closes the logs as cancelled). A live run
+        cancels at once (calls in flight are cancelled with their samples, and counted). With
+        batched models it first waits until no batched call is outstanding and every sample
+        that was answered has ended (scored and logged), so no batch is left running at the
+        provider and nothing paid for is thrown away; samples held at the gate are cancelled."""
         with self.lock:
-            go = self.stopped and not self.cancelled and not any(m in self.factors for _, m, _ in self.pending)
+            go = self.stopped and not self.cancelled and (not self.factors or (
+                not any(m in self.factors for _, m, _ in self.pending) and not (self.active - self.held_samples)))
             if go:
                 self.cancelled = True
         if go:
@@ -135,14 +147,36 @@ class BudgetHook(Hooks):
             _active.add(data.model_name, data.usage)
 
     async def on_before_model_generate(self, data: BeforeModelGenerate) -> None:
-        if _active is not None and not _active.admit(data.model_name, data.sample_id):
+        if _active is not None and not _active.admit(data.model_name, _sample_key() if _active.factors else None):
             import anyio
 
             await anyio.sleep_forever()  # never submitted; the stop cancels this sample
 
     async def on_sample_end(self, data: SampleEnd) -> None:
-        if _active is not None:
-            _active.release_sample(data.sample_id)
+        if _active is not None and _active.factors:
+            _active.release_sample((data.sample.store or {}).get(SAMPLE_KEY))
+
+
+SAMPLE_KEY = "conflict_eval_budget_sample"
+
+
+def _sample_key() -> str | None:
+    """The current sample's key for the budget, kept in its store (the public way to tie a
+    model call to the sample that ends later: Inspect's hook data name the sample by
+    different ids before a call and at the sample's end)."""
+    import uuid
+
+    from inspect_ai.util import store
+
+    try:
+        st = store()
+    except Exception:  # noqa: BLE001 -- a call outside any sample
+        return None
+    key = st.get(SAMPLE_KEY)
+    if key is None:
+        key = uuid.uuid4().hex
+        st.set(SAMPLE_KEY, key)
+    return key
 
 
 def spent_in_logs(log_dir: str | Path, prices: dict[str, Any], *, tasks: set[str] | None = None,

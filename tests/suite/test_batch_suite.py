@@ -123,3 +123,38 @@ def test_failed_batch_becomes_sample_errors(tmp_path, monkeypatch):
         for s in lg.samples or []:
             assert s.error is not None and "simulated rejected batch" in s.error.message
             assert not s.scores
+
+
+@pytest.mark.slow
+def test_budget_stops_a_batched_run_cleanly(tmp_path, monkeypatch):
+    """Each batched call reserves its estimated cost (at the batch price) before it is
+    queued; a call that would pass the budget is never submitted. The stop waits for the
+    submitted batch, so nothing is left running at the provider, and says what was sent."""
+    from conflict_eval.runs.budget import read_stop
+    from conflict_eval.runs.run import batch_budget, build_cells
+
+    with BatchServer(_reply, delay=0.3, lifetime=200) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+        suite = _suite(tmp_path, a="fake-g", b="fake-h")
+        suite = type(suite)(**{**suite.__dict__, "models": suite.models[:1]})  # fake-g, batch size 4
+        cells = build_cells(suite, connect=False, model_cost_config=suite.eval["model_cost_config"])
+        factors, reserve = batch_budget(cells)
+        r = reserve["openai/fake-g"]
+        assert factors == {"openai/fake-g": 0.5} and r > 0
+        budget = 2.5 * r  # room for two reservations: the third call is held back
+        run = run_suite(suite, tmp_path / "logs", display="none", budget=budget)
+        assert srv.running() == []  # nothing left at the provider
+    assert not run.success and run.stop_reason == "budget"
+    stop = read_stop(tmp_path / "logs")
+    assert stop["conflict_eval_stop_reason"] == "budget"
+    assert stop["submitted"]["calls"] == {"openai/fake-g": 2} and stop["submitted"]["held_back"] >= 1
+    assert stop["submitted"]["batched_models"] == ["openai/fake-g"]
+    assert len(srv.custom_ids) == 2  # the provider saw exactly the two admitted requests
+    # the spend counted is what those two cost at the batch price (by hand from the server's usage)
+    spent = sum(i * 2.0 + o * 8.0 for i, o in srv.usage) / 1e6 * 0.5
+    assert run.spent_usd == pytest.approx(spent, rel=1e-9)
+    [lg] = [read_eval_log(i) for i in list_eval_logs(str(tmp_path / "logs"), recursive=True)]
+    assert lg.status == "cancelled"
+    answered = [s for s in lg.samples if s.error is None and s.scores]
+    assert len(answered) == 2  # the two answered samples were scored and kept, not thrown away
