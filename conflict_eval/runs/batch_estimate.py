@@ -191,8 +191,4 @@ def rows_json(rows) -> dict[str, Any]:
     for cell, (_, _, _, v, p) in zip(data["cells"], rows):
         cell.update(v.as_json())
         cell["problem"] = p
-    lives = [v.live_usd for *_, v, _ in rows]
-    batches = [v.batch_usd for *_, v, _ in rows]
-    data["total"]["live_usd"] = None if any(x is None for x in lives) else round(sum(lives), 6)
-    data["total"]["batch_usd"] = None if any(x is None for x in batches) else round(sum(batches), 6)
-    return data
+    return data  # the total keeps estimates_json's shape; the batch figures are per cell

@@ -46,6 +46,17 @@ def check_batch(value: Any) -> None:
     raise BatchSettingError(f"batch must be true/false, a batch size or a mapping of BatchConfig fields, got {value!r}")
 
 
+def batch_problem(value: Any) -> str | None:
+    """What is wrong with a ``batch`` value, or ``None`` (also for no value)."""
+    if value is None:
+        return None
+    try:
+        check_batch(value)
+    except BatchSettingError as exc:
+        return str(exc)
+    return None
+
+
 def generate_batch(value: Any):
     """The ``GenerateConfig.batch`` object for a checked value (a mapping becomes a ``BatchConfig``)."""
     from inspect_ai.model import BatchConfig

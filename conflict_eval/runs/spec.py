@@ -13,10 +13,7 @@ come from Inspect. Format::
       - openai/gpt-4o-mini              # a model string, or
       - model: conflict_eval/smollm2    # a mapping with connection limit / args
         max_connections: 1
-        args: {instances: 2}
-      - model: openai/gpt-4o-mini       # batch: true, a batch size, or BatchConfig
-        batch: {size: 500, send_delay: 60}  # fields (size, max_size, send_delay, tick,
-                                        # max_batches, ...), passed to Inspect unchanged
+        args: {instances: 2}            # and batch: true / a size / BatchConfig fields
     defaults: {limit: 20, seeds: [0]}   # optional; any task key except task/name/args
     eval: {max_tasks: 2, cost_limit: 0.05, model_cost_config: costs.yaml}
                                         # optional; options for inspect eval_set (limits
@@ -62,6 +59,7 @@ from typing import Any
 
 import yaml
 
+from conflict_eval.runs.batching import batch_problem
 from conflict_eval.runs.registered import GENERIC_TASK, paper_tasks, provider_known, registered_tasks
 
 
@@ -241,18 +239,10 @@ def _parse_models(raw, problems: _Problems) -> list[ModelSpec]:
         if not isinstance(args, dict):
             problems.add(where + ("args",), "model args must be a mapping")
             args = {}
-        batch = item.get("batch")
-        if batch is not None:
-            from conflict_eval.runs.batching import BatchSettingError, check_batch
-
-            try:
-                check_batch(batch)
-            except BatchSettingError as exc:
-                problems.add(where + ("batch",), str(exc))
-                continue
-        out.append(ModelSpec(model, mc, dict(args), batch))
+        if bad := batch_problem(item.get("batch")):  # a problem fails the whole file below
+            problems.add(where + ("batch",), bad)
+        out.append(ModelSpec(model, mc, dict(args), item.get("batch")))
     return out
-
 
 
 def _positive_int(value, where, problems, what) -> bool:
@@ -408,5 +398,3 @@ def _check_task_args(name, fn, args, where, problems) -> bool:
                                  f"accepts it (accepted: {', '.join(sorted(accepted | named - {'options'}))})")
                     ok = False
     return ok
-
-
