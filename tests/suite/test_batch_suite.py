@@ -158,3 +158,21 @@ def test_budget_stops_a_batched_run_cleanly(tmp_path, monkeypatch):
     assert lg.status == "cancelled"
     answered = [s for s in lg.samples if s.error is None and s.scores]
     assert len(answered) == 2  # the two answered samples were scored and kept, not thrown away
+
+
+@pytest.mark.slow
+def test_conflict_eval_run_batch_flag(tmp_path, monkeypatch):
+    """`conflict-eval run --batch FILE` sends the task's calls through the Batches endpoint."""
+    from conflict_eval.cli import main
+
+    (tmp_path / "batch.yaml").write_text("size: 2\nsend_delay: 0.3\ntick: 0.2\n")
+    with BatchServer(_reply, delay=0.2, lifetime=120) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+        rc = main(["run", "--model", "openai/fake-e", "--batch", str(tmp_path / "batch.yaml"), "--limit", "2",
+                   "--log-dir", str(tmp_path / "logs"), "--display", "none"])
+    assert rc == 0
+    assert len(srv.custom_ids) == 2 and srv.counts["batches.create"] >= 1
+    assert all("Question:" not in json.dumps(b) for _, b in srv.live)
+    [lg] = [read_eval_log(i) for i in list_eval_logs(str(tmp_path / "logs"))]
+    assert lg.eval.model_generate_config.batch is not None or lg.plan.config.batch is not None
