@@ -68,8 +68,10 @@ def _plan_tasks(plan_path: str) -> dict[str, Any]:
     suite = load_suite(plan["suite"])
     models = [ModelSpec(m["model"], m.get("max_connections"), m.get("args") or {}, m.get("batch"))
               for m in plan["models"]]
-    cells = build_cells(suite, models=models, limit=plan.get("limit"),
-                        model_cost_config=(plan.get("options") or {}).get("model_cost_config"))
+    home = Path(plan.get("cwd") or Path(plan_path).parent)  # relative data paths in task args resolve here
+    with _cwd(home if home.is_dir() else Path(plan_path).parent):
+        cells = build_cells(suite, models=models, limit=plan.get("limit"),
+                            model_cost_config=(plan.get("options") or {}).get("model_cost_config"))
     by_key = {(c.model.model, c.label): c.task for c in cells}
     out = {}
     for cell in plan["cells"]:
@@ -176,6 +178,13 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
         log = str(Path(log).resolve())
     built = build_cells(suite, models=specs, limit=limit, connect=False,
                         model_cost_config=suite.eval.get("model_cost_config"))
+    if (budget if budget is not None else suite.budget) is not None:
+        from conflict_eval.runs.estimate import model_price
+
+        unpriced = [m.model for m in specs if model_price(m.model, suite.eval.get("model_cost_config"))[0] is None]
+        if unpriced:
+            raise SuiteError(f"a budget needs prices for every model; none known for {', '.join(unpriced)} "
+                             "(give eval: model_cost_config in the suite, Inspect's format)")
     cells = []
     for i, c in enumerate(built, 1):
         usd = c.estimate.cost_usd
@@ -187,6 +196,7 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
     plan: dict[str, Any] = {
         "version": 1, "suite": str(Path(suite.path).resolve()), "suite_name": suite.name,
         "eval_set_id": f"{suite.name}-{uuid.uuid4().hex[:10]}", "log_dir": log, "limit": limit,
+        "cwd": str(Path.cwd()),
         "models": [{"model": m.model, "max_connections": m.max_connections, "args": m.args, "batch": m.batch}
                    for m in specs],
         "options": {k: v for k, v in suite.eval.items()}, "budget_usd": budget if budget is not None else suite.budget,
@@ -219,8 +229,8 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
     plan["workers"] = []
     for i, share in enumerate(_deal(cells, min(workers, len(cells))), 1):
         est = sum(c["estimated_usd"] or 0.0 for c in share)
-        part = None
-        if plan["budget_usd"] is not None:
+        part = None  # no budget, or only cells whose models cost nothing (their estimate is $0)
+        if plan["budget_usd"] is not None and (est > 0 or total == 0):
             part = plan["budget_usd"] * (est / total if total > 0 else len(share) / len(cells))
         selection = out / "workers" / f"worker-{i}.json"
         selection.write_text(json.dumps({"version": SELECTION_VERSION, "eval_set_id": plan["eval_set_id"],

@@ -163,7 +163,10 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
             resumed.append(c["name"])
         todo.append(entry)
     budget = (worker or {}).get("budget_usd")
+    stop_file = Path(log_dir) / f"worker-{(worker or {}).get('worker', sel_file.stem)}-stop.json"
     if not todo:
+        if "://" not in log_dir:
+            stop_file.unlink(missing_ok=True)
         return WorkerRun(True, plan_statuses(plan, mine), None, None, skipped, resumed)
     effective = sel_file.with_name(sel_file.stem + ".run.json")
     effective.write_text(json.dumps({**selection, "tasks": todo}, indent=2) + "\n", encoding="utf-8")
@@ -188,7 +191,6 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
     if left:
         reason = "budget" if guard.stopped else term.received or interrupted or (
             "SIGINT" if any(s.status == "cancelled" for s in left) else "incomplete")
-    stop_file = Path(log_dir) / f"worker-{(worker or {}).get('worker', sel_file.stem)}-stop.json"
     if left and "://" not in log_dir:
         stop_file.write_text(json.dumps({"conflict_eval_stop_reason": reason, "budget_usd": budget,
                                          "spent_usd": guard.spent, "submitted": guard.submitted(),
