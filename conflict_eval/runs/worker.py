@@ -11,7 +11,6 @@ manifest). A worker that stops short records why in
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
