@@ -21,33 +21,21 @@ def _models(args) -> list[ModelSpec] | None:
     return [ModelSpec(m, args.max_connections, extra) for m in args.model]
 
 
-def _estimate_cells(args, suite, models):
-    from conflict_eval.runs.run import build_cells, parse_shard
+def _estimate_rows(args, suite, models):
+    """Live and batch cost per cell (:mod:`conflict_eval.runs.batch_estimate`)."""
+    from conflict_eval.runs.batch_estimate import suite_rows
+    from conflict_eval.runs.run import parse_shard
 
-    mcc = args.model_cost_config or suite.eval.get("model_cost_config")
-    cells = build_cells(suite, parse_shard(args.shard), models=models, limit=args.limit, model_cost_config=mcc,
-                        connect=False)
-    return [(c.model.model, c.label, c.estimate) for c in cells]
-
-
-def _print_estimate(rows, as_json: bool) -> None:
-    from conflict_eval.runs.estimate import estimates_json, render_estimates
-
-    if as_json:
-        print(json.dumps(estimates_json(rows), indent=2))
-    else:
-        print(render_estimates(rows))
+    return suite_rows(suite, shard=parse_shard(args.shard), models=models or suite.models, limit=args.limit,
+                      model_cost_config=args.model_cost_config or suite.eval.get("model_cost_config"))
 
 
 def cmd_suite_estimate(args) -> int:
-    from conflict_eval.runs.batch_estimate import render_rows, rows_json, suite_rows
+    from conflict_eval.runs.batch_estimate import render_rows, rows_json
     from conflict_eval.runs.batching import parse_batch_flag, with_batch
-    from conflict_eval.runs.run import parse_shard
 
     suite = load_suite(args.suite)
-    models = with_batch(_models(args) or suite.models, parse_batch_flag(args.batch))
-    rows = suite_rows(suite, shard=parse_shard(args.shard), models=models, limit=args.limit,
-                      model_cost_config=args.model_cost_config or suite.eval.get("model_cost_config"))
+    rows = _estimate_rows(args, suite, with_batch(_models(args) or suite.models, parse_batch_flag(args.batch)))
     print(json.dumps(rows_json(rows), indent=2) if args.json else render_rows(rows))
     return 0
 
@@ -62,7 +50,9 @@ def cmd_suite_run(args) -> int:
     batch = parse_batch_flag(args.batch)
     models = with_batch(_models(args) or suite.models, batch) if batch is not None else _models(args)
     if args.estimate:
-        _print_estimate(_estimate_cells(args, suite, models), False)
+        from conflict_eval.runs.batch_estimate import render_rows
+
+        print(render_rows(_estimate_rows(args, suite, models)))
         print()
     log_dir = args.log_dir or f"logs/{suite.name}"
     options: dict[str, Any] = {"display": args.display, "max_tasks": args.max_tasks,
