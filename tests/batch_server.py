@@ -13,8 +13,10 @@ requests alike; plus the live ``POST /v1/chat/completions`` and
   and the reply's words out, recorded per request in ``usage`` as ``(in, out)``.
 * ``delay``: seconds a batch stays ``in_progress`` before it completes.
 * ``fail``: ``None``, ``"failed"`` (the whole batch rejected, with an error
-  per request, as OpenAI reports a rejected batch), or ``"expired"`` (no
-  output file). ``fail_after``: only batches created after this many.
+  per request, as OpenAI reports a rejected batch), ``"expired"`` (every
+  request in the error file with code ``batch_expired``, as OpenAI writes
+  requests not run within the completion window), or ``"expired-no-file"``
+  (expired with neither file). ``fail_after``: only batches created after this many.
 * ``counts``: requests per endpoint, so a test can tell batched calls from live ones.
 * Bounded: it shuts itself down after ``lifetime`` seconds.
 """
@@ -198,8 +200,18 @@ class BatchServer:
                 {"code": "invalid_request", "message": "simulated rejected batch", "line": i + 1, "param": None}
                 for i in range(len(b["lines"]))]}
             return
-        if b["fail"] == "expired":
+        if b["fail"] in ("expired", "expired-no-file"):
+            # OpenAI: requests not run within the window are written to the error file
             b["status"] = "expired"
+            b["request_counts"] = {"total": len(b["lines"]), "completed": 0, "failed": len(b["lines"])}
+            if b["fail"] == "expired":
+                errors = [{"id": f"batch_req_{uuid.uuid4().hex[:8]}", "custom_id": line["custom_id"],
+                           "response": None, "error": {"code": "batch_expired", "message": "This request could "
+                                                       "not be executed before the completion window expired."}}
+                          for line in b["lines"]]
+                fid = f"file-{uuid.uuid4().hex[:12]}"
+                self.files[fid] = ("\n".join(json.dumps(x) for x in errors) + "\n").encode()
+                b["error_file_id"] = fid
             return
         out = []
         for line in b["lines"]:
