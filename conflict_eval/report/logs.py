@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .endpoint import redact
 from .costs import _as_costs, load_prices, sample_cost_usd
 from .grouping import display_value, row_key, sample_group, task_key
 
@@ -128,7 +129,7 @@ def _header(log) -> dict[str, Any]:
     for s in (res.scores if res else []) or []:
         task_metrics[s.name] = {k: m.value for k, m in s.metrics.items()}
     model_args = {k: v for k, v in (ev.model_args or {}).items() if v is not None and k != "custom_outputs"}
-    return {
+    return redact({  # no user info or token of a URL goes past this point
         "model": ev.model, "task": ev.task, "task_registry_name": ev.task_registry_name, "task_file": ev.task_file,
         "task_args": ev.task_args_passed or {}, "metadata": ev.metadata or {}, "created": str(ev.created),
         "completed": str(stats.completed_at or stats.started_at or ev.created), "status": log.status,
@@ -138,13 +139,14 @@ def _header(log) -> dict[str, Any]:
         "dataset_samples": ev.dataset.samples if ev.dataset else None,
         "sample_ids": [str(i) for i in ev.dataset.sample_ids] if ev.dataset and ev.dataset.sample_ids else None,
         "epochs": ev.config.epochs or 1, "limit": ev.config.limit, "config": config,
+        "sample_id": ev.config.sample_id, "sample_shuffle": ev.config.sample_shuffle,
         "roles": {k: v.model for k, v in (ev.model_roles or {}).items()},
         "base_url": ev.model_base_url, "model_args": model_args,
         "total_samples": res.total_samples if res else None,
         "completed_samples": res.completed_samples if res else None,
         "task_metrics": task_metrics,
         "error": (log.error.message.splitlines() or [""])[0][:200] if log.error else None,
-    }
+    })
 
 
 def _read_evals(paths: list[str], roots: list[Path]) -> dict[str, EvalFacts]:
