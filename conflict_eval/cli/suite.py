@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any
 
-from conflict_eval.cli.options import parse_pairs
+from conflict_eval.cli.options import parse_pairs, print_json
 from conflict_eval.runs.spec import _MODEL_RE, ModelSpec, SuiteError, load_suite
 
 
@@ -16,6 +16,12 @@ def _models(args) -> list[ModelSpec] | None:
     bad = [m for m in args.model if not _MODEL_RE.match(m)]
     if bad:
         raise SuiteError(f"bad model string(s) {', '.join(map(repr, bad))}: expected 'provider/model-name'")
+    from conflict_eval.runs.registered import provider_known
+
+    for m in args.model:
+        if not provider_known(m.split("/", 1)[0]):
+            raise SuiteError(f"bad --model {m!r}: unknown provider {m.split('/', 1)[0]!r} (Inspect has no model API "
+                             "of that name; check the spelling, e.g. openai/..., or install its package)")
     extra = parse_pairs(args.model_arg, "-M")
     return [ModelSpec(m, args.max_connections, extra) for m in args.model]
 
@@ -23,24 +29,32 @@ def _models(args) -> list[ModelSpec] | None:
 def _estimate_cells(args, suite, models):
     from conflict_eval.runs.run import build_cells, parse_shard
 
+    from conflict_eval.records.download import DownloadError
+
     mcc = args.model_cost_config or suite.eval.get("model_cost_config")
-    cells = build_cells(suite, parse_shard(args.shard), models=models, limit=args.limit, model_cost_config=mcc,
-                        connect=False)
+    try:
+        cells = build_cells(suite, parse_shard(args.shard), models=models, limit=args.limit, model_cost_config=mcc,
+                            connect=False)
+    except DownloadError as exc:  # a suite takes no -T: say where the file goes in a suite
+        raise DownloadError(str(exc).replace(
+            "pass it with -T path=FILE",
+            "set `path: FILE` in that task's `args:` in a copy of the suite file (suite commands take no -T)")) \
+            from None
     return [(c.model.model, c.label, c.estimate) for c in cells]
 
 
-def _print_estimate(rows, as_json: bool) -> None:
+def _print_estimate(rows, as_json: bool, args=None) -> None:
     from conflict_eval.runs.estimate import estimates_json, render_estimates
 
     if as_json:
-        print(json.dumps(estimates_json(rows), indent=2))
+        print_json(args, estimates_json(rows), indent=2)
     else:
         print(render_estimates(rows))
 
 
 def cmd_suite_estimate(args) -> int:
     suite = load_suite(args.suite)
-    _print_estimate(_estimate_cells(args, suite, _models(args)), args.json)
+    _print_estimate(_estimate_cells(args, suite, _models(args)), args.json, args)
     return 0
 
 
@@ -51,12 +65,15 @@ def cmd_suite_run(args) -> int:
     suite = load_suite(args.suite)
     models = _models(args)
     if args.estimate:
-        _print_estimate(_estimate_cells(args, suite, models), False)
+        rows = _estimate_cells(args, suite, models)
+        _print_estimate(rows, False)
         print()
+        _refuse_over_budget(rows, args.budget if args.budget is not None else suite.budget)
     log_dir = args.log_dir or f"logs/{suite.name}"
     options: dict[str, Any] = {"display": args.display, "max_tasks": args.max_tasks,
                                "model_cost_config": args.model_cost_config, "cost_limit": args.cost_limit,
-                               "token_limit": args.token_limit, "time_limit": args.time_limit}
+                               "token_limit": args.token_limit, "time_limit": args.time_limit,
+                               "log_dir_allow_dirty": args.log_dir_allow_dirty or None}
     run = run_suite(suite, log_dir, shard=parse_shard(args.shard), models=models, limit=args.limit,
                     budget=args.budget, **options)
     left = incomplete(run.statuses)
@@ -76,16 +93,31 @@ def cmd_suite_run(args) -> int:
     return run.exit_code
 
 
+def _refuse_over_budget(rows, budget: float | None) -> None:
+    """``suite run --estimate``: an estimate over the budget does not start."""
+    from conflict_eval.runs.estimate import total_of
+
+    cost = total_of(rows).cost_usd
+    if budget is not None and cost is not None and cost > budget:
+        raise SuiteError(f"the estimate (${cost:.4f}) is over the budget (${budget:g}); nothing was run: "
+                         "raise --budget, or lower --limit or the models")
+
+
 def cmd_suite_status(args) -> int:
     from conflict_eval.runs.budget import read_stop
     from conflict_eval.runs.status import incomplete, render_status, status_json, task_statuses
 
+    from pathlib import Path
+
+    if not Path(args.log_dir).is_dir():
+        raise FileNotFoundError(f"no such log directory {args.log_dir}: give the --log-dir a `suite run` wrote to "
+                                "(default logs/<suite name>)")
     statuses = task_statuses(args.log_dir)
     left = incomplete(statuses)
     stop = read_stop(args.log_dir)
     if args.json:
-        print(json.dumps({"complete": bool(statuses) and not left, "tasks": status_json(statuses),
-                          "stop": stop}, indent=2))
+        print_json(args, {"complete": bool(statuses) and not left, "tasks": status_json(statuses),
+                          "stop": stop}, indent=2)
     else:
         head = "all tasks done" if statuses and not left else f"INCOMPLETE: {len(left)} of {len(statuses)} unfinished"
         print(f"{args.log_dir}: {head}" + (f" (stopped: {stop['conflict_eval_stop_reason']})" if stop and left else ""))
@@ -133,7 +165,10 @@ def add_cli_commands(sub) -> None:
     r.add_argument("--cost-limit", type=float, metavar="USD", help="Inspect's per-sample cost limit")
     r.add_argument("--token-limit", type=int, help="Inspect's per-sample token limit")
     r.add_argument("--time-limit", type=int, metavar="SECONDS", help="Inspect's per-sample time limit")
-    r.add_argument("--estimate", action="store_true", help="print the cost estimate before running")
+    r.add_argument("--estimate", action="store_true",
+                   help="print the cost estimate before running; an estimate over the budget does not start")
+    r.add_argument("--log-dir-allow-dirty", action="store_true",
+                   help="run even though the log folder holds logs of other runs (Inspect's option)")
     r.add_argument("--display", default="plain", choices=["full", "rich", "plain", "log", "none"])
     r.set_defaults(fn=cmd_suite_run)
     e = ssub.add_parser("estimate", help="expected calls, tokens and $ per model x task, without running")

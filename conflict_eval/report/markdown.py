@@ -6,6 +6,7 @@ named ``<script>`` stays text.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .format import (cell_text, column_n, estimate_text, fmt, interval, md_escape, methods_used, metric_names,
@@ -82,12 +83,21 @@ def reproducibility(board: dict[str, Any]) -> list[str]:
                  *[[f"model {m}", f"endpoint: {v['endpoint']}; revision: {v['revision']}"]
                    for m, v in t["models"].items()]]
         lines += _table(["", "value"], facts) + [""]
+        trows = [r for r in board["rows"] if r.task == task]
         body = [[r.model, (cell(prov, r.model, task).get("results_sha256") or "n/a")[:16],
-                 " ; ".join(cell(prov, r.model, task).get("commands") or ["n/a"]),
+                 "below" if cell(prov, r.model, task).get("command")
+                 else f"not one command: {cell(prov, r.model, task).get('why') or 'no log'}",
                  " ; ".join(f"conflict-eval reproduce {c} --model {r.model}"
                             for c in cell(prov, r.model, task).get("cards") or []) or "none"]
-                for r in board["rows"] if r.task == task]
+                for r in trows]
         lines += _table(["model", "results sha256 (16)", "reproduce", "paper card"], body) + [""]
+        for r in trows:  # one block per cell, to copy
+            c = cell(prov, r.model, task)
+            cmds = [c["command"]] if c.get("command") else c.get("commands") or []
+            if cmds:
+                fence = "`" * max([3] + [len(run) + 1 for x in cmds for run in re.findall(r"`+", x)])
+                lines += [f"{md_escape(r.model)}" + ("" if c.get("command") else " (one command per log)") + ":",
+                          "", fence + "sh", *cmds, fence, ""]
     return lines
 
 

@@ -89,8 +89,8 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
     registered = registered_tasks()
     cells = []
     for m in specs:
-        model_obj = get_model(m.model, config=GenerateConfig(max_connections=m.max_connections), **m.args) \
-            if connect else None
+        model_obj = get_model(m.model, config=GenerateConfig(max_connections=m.max_connections), memoize=False,
+                              **m.args) if connect else None  # not memoized: a client made for another URL
         endpoint = resolve_endpoint(m.model, (model_obj.api.base_url if model_obj is not None else None)
                                     or m.args.get("base_url"))
         for spec in suite.tasks:
@@ -169,12 +169,14 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
 
     from conflict_eval.runs.budget import budget_guard, write_stop
     from conflict_eval.runs.estimate import register_costs
+    from conflict_eval.runs.preflight import check_endpoints
     from conflict_eval.runs.status import incomplete, task_statuses
 
     options = {**suite.eval, **{k: v for k, v in eval_set_options.items() if v is not None}}
     if options.get("model_cost_config") is not None:  # Inspect's format; models it does not know are added
         options["model_cost_config"] = register_costs(options["model_cost_config"])
     specs = models or suite.models
+    check_endpoints(specs)  # bounded: an unreachable URL fails now, not after minutes of retries
     cells = build_cells(suite, shard, models=specs, limit=limit, model_cost_config=options.get("model_cost_config"))
     out_dir = shard_log_dir(log_dir, shard)
     if not cells:
