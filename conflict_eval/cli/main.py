@@ -99,6 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(exc.code, file=sys.stderr)
             return 2
         raise
+    except BrokenPipeError:  # `conflict-eval ... | head`: the reader left; nothing to report
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         if debug:
             raise

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .format import (NOT_RUN, cell_parts, column_n, esc, estimate_text, fmt, interval, methods_used,
+from .format import (share, NOT_RUN, cell_parts, column_n, esc, estimate_text, fmt, interval, methods_used,
                      metric_names, model_colours, money, paired_interval, slug, tasks_models)
 from .grouping import GROUP_TITLE, groups_of
 from .provenance import cell
@@ -114,10 +114,10 @@ def _task_section(board: dict[str, Any], t: str, trows: list, colours: dict[str,
     body = [[esc(r.model), str(r.n), "complete" if r.complete else f"<b>incomplete</b> {esc(r.status.describe())}",
              str(r.errors), str(r.cancelled), fmt(r.parse_failure_rate), fmt(r.calls, 2),
              fmt(r.input_tokens, 1), fmt(r.output_tokens, 1), money(r.cost_per_sample), money(r.cost_total),
-             esc(r.cost_source or "no price"),
+             share(r.rerun_share), esc(r.cost_source or "no price"),
              esc(estimate_text(cell(prov, r.model, t).get("estimate"), r))] for r in trows]
     out.append(_table("detail", ["model", "n", "status", "errors", "cancelled", "parse fail ↓", "calls/sample",
-                                 "tokens in", "tokens out", "$/sample", "$ total (incl. retries)", "cost from",
+                                 "tokens in", "tokens out", "$/sample", "$ total (every call)", "re-run share", "cost from",
                                  "estimate vs actual"], body))
     names = metric_names(trows)
     if names:

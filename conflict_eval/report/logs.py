@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .done import is_done
 from .endpoint import redact
 from .costs import _as_costs, load_prices, sample_cost_usd
 from .grouping import display_value, row_key, sample_group, task_key
@@ -145,6 +146,7 @@ def _header(log) -> dict[str, Any]:
         "total_samples": res.total_samples if res else None,
         "completed_samples": res.completed_samples if res else None,
         "task_metrics": task_metrics,
+        "model_usage": {m: u.model_dump(exclude_none=True) for m, u in (stats.model_usage or {}).items()},
         "error": (log.error.message.splitlines() or [""])[0][:200] if log.error else None,
     })
 
@@ -208,7 +210,7 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
         retry_usd = sample_cost_usd(retried, cost_config, prices)[0] if retried else 0.0
         return json.dumps({
             "id": str(sample.id), "epoch": sample.epoch, "values": values, "parse": parse,
-            "ok": sample.error is None and bool(sample.scores), "group": sample_group(sample.metadata),
+            "ok": is_done(sample), "group": sample_group(sample.metadata),
             "calls": c.calls, "in": c.input_tokens, "out": c.output_tokens, "cost": usd, "cost_source": src,
             "uuid": sample.uuid, "retry_cost": retry_usd, "cut_off": was_cut_off(sample)})
 

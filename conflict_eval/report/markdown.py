@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .format import (cell_text, column_n, estimate_text, fmt, interval, md_escape, methods_used, metric_names,
+from .format import (share, cell_text, column_n, estimate_text, fmt, interval, md_escape, methods_used, metric_names,
                      money, paired_interval, tasks_models)
 from .grouping import GROUP_TITLE, groups_of
 from .provenance import cell
@@ -29,10 +29,10 @@ def task_detail(board: dict[str, Any], task: str) -> list[str]:
     body = [[r.model, r.n, "complete" if r.complete else f"INCOMPLETE ({r.status.describe()})", r.errors,
              r.cancelled, fmt(r.parse_failure_rate), fmt(r.calls, 2), fmt(r.input_tokens, 1),
              fmt(r.output_tokens, 1),
-             money(r.cost_per_sample), money(r.cost_total), r.cost_source or "no price",
+             money(r.cost_per_sample), money(r.cost_total), share(r.rerun_share), r.cost_source or "no price",
              estimate_text(cell(prov, r.model, r.task).get("estimate"), r)] for r in rows]
     lines += _table(["model", "n", "status", "errors", "cancelled", "parse fail ↓", "calls/sample", "tokens in",
-                     "tokens out", "$/sample", "$ total (incl. retries)", "cost from", "estimate vs actual"],
+                     "tokens out", "$/sample", "$ total (every call)", "re-run share", "cost from", "estimate vs actual"],
                     body) + [""]
     names = metric_names(rows)
     if names:

@@ -74,26 +74,20 @@ class BudgetHook(Hooks):
 
 
 def spent_in_logs(log_dir: str | Path, prices: dict[str, Any]) -> float:
-    """Dollars the logs under ``log_dir`` record (the newest log of each task and model)."""
+    """Dollars the logs under ``log_dir`` record in their headers (every log
+    file, :func:`conflict_eval.report.spend.log_cost`: the page's ``$ total``
+    counts the same records)."""
     from inspect_ai.log import list_eval_logs, read_eval_log
-    from inspect_ai.model import compute_model_cost
 
-    newest: dict[tuple, tuple[str, Any]] = {}
+    from conflict_eval.report.spend import log_cost
+
+    total = 0.0
     for info in list_eval_logs(str(log_dir), recursive=True):
         try:
             h = read_eval_log(info, header_only=True)
         except Exception:  # noqa: BLE001 -- an unreadable log records no spend we can count
             continue
-        key = (h.eval.task_id, h.eval.model)
-        if key not in newest or (h.eval.created or "") > newest[key][0]:
-            newest[key] = (h.eval.created or "", h.stats.model_usage or {})
-    total = 0.0
-    for _, usage in newest.values():
-        for model, u in usage.items():
-            if u.total_cost is not None:
-                total += float(u.total_cost)
-            elif prices.get(model) is not None:
-                total += compute_model_cost(prices[model], u)
+        total += log_cost(h.stats.model_usage or {}, prices, {}) or 0.0
     return total
 
 
