@@ -156,10 +156,10 @@ def reproduce_command(h: dict[str, Any]) -> str:
 
 def cell_command(headers: list[dict[str, Any]]) -> dict[str, Any]:
     """``{"command": str | None, "why": str | None, "commands": [...]}`` for the logs of one cell."""
-    bases = {shlex.join(_base_command(h)) for h in headers}
-    per_log = sorted({reproduce_command(h) for h in headers})
     if not headers:
         return {"command": None, "why": "no log", "commands": []}
+    bases = {shlex.join(_base_command(h)) for h in headers}
+    per_log = sorted({reproduce_command(h) for h in headers})
     if len(bases) > 1:
         return {"command": None, "commands": per_log,
                 "why": f"this cell pools {len(bases)} runs with different settings (e.g. generation seeds); "
@@ -181,9 +181,4 @@ def cell_command(headers: list[dict[str, Any]]) -> dict[str, Any]:
         flags, why = [], "its logs ran different sample selections that one command cannot state"
     if why:
         return {"command": None, "why": why, "commands": per_log}
-    return {"command": shlex.join(next(iter(_base_commands(headers))) + flags), "why": None, "commands": per_log}
-
-
-def _base_commands(headers: list[dict[str, Any]]):
-    for h in headers:
-        yield _base_command(h)
+    return {"command": shlex.join(_base_command(headers[0]) + flags), "why": None, "commands": per_log}

@@ -268,24 +268,6 @@ def deduplicate(records: list[SampleRecord]) -> tuple[list[SampleRecord], int]:
     return list(best.values()), len(records) - len(best)
 
 
-def spend(records: list[SampleRecord]) -> dict[tuple[str, str], float | None]:
-    """$ spent per cell: every sample run once per uuid, errored and retried
-    copies and failed attempts included (None when a call has no price)."""
-    seen: set = set()
-    out: dict[tuple[str, str], float | None] = defaultdict(float)
-    for r in records:
-        ident = r.uuid or (r.source, r.key)
-        if ident in seen:
-            continue
-        seen.add(ident)
-        k = row_key(r.model, r.task)
-        if (r.cost is None and (r.input_tokens or r.output_tokens)) or r.retry_cost is None:
-            out[k] = None
-        elif out[k] is not None:
-            out[k] += (r.cost or 0.0) + r.retry_cost
-    return dict(out)
-
-
 @dataclass
 class CellStatus:
     """Completion of one cell: samples done of the samples its logs set out to run."""
