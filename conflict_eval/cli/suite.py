@@ -74,6 +74,7 @@ def cmd_suite_run(args) -> int:
                                "model_cost_config": args.model_cost_config, "cost_limit": args.cost_limit,
                                "token_limit": args.token_limit, "time_limit": args.time_limit,
                                "log_dir_allow_dirty": args.log_dir_allow_dirty or None}
+    _say_resume(log_dir, args.shard)
     run = run_suite(suite, log_dir, shard=parse_shard(args.shard), models=models, limit=args.limit,
                     budget=args.budget, **options)
     left = incomplete(run.statuses)
@@ -91,6 +92,22 @@ def cmd_suite_run(args) -> int:
         print("re-run the same command to resume the unfinished tasks"
               + (" (with a larger --budget)" if run.stop_reason == "budget" else ""), file=sys.stderr)
     return run.exit_code
+
+
+def _say_resume(log_dir: str, shard: str | None) -> None:
+    """Before a re-run: the samples already done, counted as `suite status` counts them."""
+    from pathlib import Path
+
+    from conflict_eval.runs.run import parse_shard, shard_log_dir
+    from conflict_eval.runs.status import task_statuses
+
+    out_dir = shard_log_dir(log_dir, parse_shard(shard))
+    if not Path(out_dir).is_dir():
+        return
+    statuses = [s for s in task_statuses(out_dir) if s.status != "not started"]
+    if statuses and not all(s.complete for s in statuses):
+        done = sum(s.done for s in statuses)
+        print(f"resuming: {done} sample(s) already done in {len(statuses)} task log(s); only the rest run")
 
 
 def _refuse_over_budget(rows, budget: float | None) -> None:

@@ -54,6 +54,7 @@ def test_budget_stop_and_resume_every_dollar_on_the_page_and_one_done_count(tmp_
     assert f"{status.done}/8" in stop.stdout  # the budget stop message too
     done = subprocess.run(cmd + ["--budget", "1"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert f"resuming: {status.done} sample(s) already done" in done.stdout  # the resume counts the same way
     (row,) = _board(log_dir, costs)["rows"]
     assert row.n == 8
     assert row.cost_total == pytest.approx(_headers_usd(log_dir))
