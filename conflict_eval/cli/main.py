@@ -12,6 +12,7 @@ on from its module, and :func:`main` (errors, exit codes, ``--debug``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 
@@ -89,6 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         _load_plugin_flags(args)
+        if getattr(args, "json", False):  # stdout carries the JSON alone (Inspect's banner goes to stderr)
+            args.json_out = sys.stdout
+            with contextlib.redirect_stdout(sys.stderr):
+                return args.fn(args)
         return args.fn(args)
     except SystemExit as exc:
         if isinstance(exc.code, str):  # raise SystemExit("error: ...") in a command
@@ -97,6 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(exc.code, file=sys.stderr)
             return 2
         raise
+    except BrokenPipeError:  # `conflict-eval ... | head`: the reader left; nothing to report
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         if debug:
             raise
@@ -105,10 +113,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 -- classified below, re-raised with --debug
         if debug:
             raise
+        from conflict_eval.cli.errors import explain, plain
+
+        known = explain(exc)
+        if known is not None:
+            print(f"error: {known[0]}", file=sys.stderr)
+            return known[1]
         if isinstance(exc, _user_errors()):
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {plain(str(exc))}", file=sys.stderr)
             return 2
-        print(f"error: {type(exc).__name__}: {exc}\n(an internal error; rerun with --debug for the "
+        print(f"error: {type(exc).__name__}: {plain(str(exc))}\n(an internal error; rerun with --debug for the "
               "traceback and report it)", file=sys.stderr)
         return 1
 

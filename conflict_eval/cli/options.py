@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["DEFAULT_MODEL", "OptionError", "env_default", "parse_pairs"]
+__all__ = ["DEFAULT_MODEL", "OptionError", "env_default", "parse_pairs", "print_json"]
 
 DEFAULT_MODEL = "conflict_eval/smollm2"
 
@@ -52,3 +52,12 @@ def env_default(value: Any, var: str, convert=str) -> Any:
         return convert(raw.strip())
     except ValueError:
         raise ValueError(f"environment variable {var}={raw!r} is not a valid value") from None
+
+
+def print_json(args: Any, data: Any, **dumps: Any) -> None:
+    """Print a ``--json`` result on the command's real standard output (``main``
+    sends everything else printed during a ``--json`` command to stderr)."""
+    import json
+    import sys
+
+    print(json.dumps(data, **dumps), file=getattr(args, "json_out", None) or sys.stdout)

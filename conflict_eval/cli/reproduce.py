@@ -15,7 +15,8 @@ import time
 from conflict_eval.cli.options import DEFAULT_MODEL, parse_pairs
 from conflict_eval.cli.run import _newest_log
 from conflict_eval.runs import reproduce
-from conflict_eval.runs.cards import compare, find_card, metric_values, render_comparisons, shipped_cards
+from conflict_eval.runs.cards import (compare, data_of_logs, find_card, metric_values, render_comparisons,
+                                     shipped_cards)
 from conflict_eval.runs.reproduce import estimate_card, parse_failure_counts, sample_values, task_label
 
 
@@ -74,7 +75,7 @@ def cmd_reproduce(args) -> int:
     if total and (parse_failures + errors) * 2 > total:
         print(f"warning: {100 * (parse_failures + errors) / total:.0f}% of the samples are parse failures "
               "or errors; our value mostly measures the replies' format")
-    print(render_comparisons(card, compare(card, logs[0].eval.model, values)))
+    print(render_comparisons(card, compare(card, logs[0].eval.model, values, data_of_logs(logs))))
     return 0
 
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from conflict_eval.cli.options import DEFAULT_MODEL, env_default, parse_pairs
+from conflict_eval.cli.options import DEFAULT_MODEL, env_default, parse_pairs, print_json
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -23,11 +22,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     found = components()
     if args.json:
-        print(json.dumps(
+        print_json(args,
             {kind: {n: {"plugin": c.plugin, "distribution": c.distribution, "origin": c.origin}
                     for n, c in found[kind].items()} for kind in KINDS},
             indent=2,
-        ))
+        )
         return 0
     for kind in KINDS:
         print(f"{kind}s:")
@@ -212,7 +211,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     scores = asyncio.run(score_rows(args.metric, rows, args.pred_field, args.gold_field, options))
     summary = _summarise(scores)
     if args.json:
-        print(json.dumps({"metric": args.metric, "n": len(scores), **summary}))
+        print_json(args, {"metric": args.metric, "n": len(scores), **summary})
     else:
         print(f"{args.metric} on {len(scores)} predictions from {path}")
         for key, value in summary.items():

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conflict_eval.cli.options import parse_pairs
+from conflict_eval.cli.options import parse_pairs, print_json
 from conflict_eval.runs.spec import _MODEL_RE, ModelSpec, SuiteError, load_suite
 
 
@@ -17,6 +17,12 @@ def _models(args) -> list[ModelSpec] | None:
     bad = [m for m in args.model if not _MODEL_RE.match(m)]
     if bad:
         raise SuiteError(f"bad model string(s) {', '.join(map(repr, bad))}: expected 'provider/model-name'")
+    from conflict_eval.runs.registered import provider_known
+
+    for m in args.model:
+        if not provider_known(m.split("/", 1)[0]):
+            raise SuiteError(f"bad --model {m!r}: unknown provider {m.split('/', 1)[0]!r} (Inspect has no model API "
+                             "of that name; check the spelling, e.g. openai/..., or install its package)")
     extra = parse_pairs(args.model_arg, "-M")
     return [ModelSpec(m, args.max_connections, extra) for m in args.model]
 
@@ -36,7 +42,10 @@ def cmd_suite_estimate(args) -> int:
 
     suite = load_suite(args.suite)
     rows = _estimate_rows(args, suite, with_batch(_models(args) or suite.models, parse_batch_flag(args.batch)))
-    print(json.dumps(rows_json(rows), indent=2) if args.json else render_rows(rows))
+    if args.json:
+        print_json(args, rows_json(rows), indent=2)
+    else:
+        print(render_rows(rows))
     return 0
 
 
@@ -52,12 +61,16 @@ def cmd_suite_run(args) -> int:
     if args.estimate:
         from conflict_eval.runs.batch_estimate import render_rows
 
-        print(render_rows(_estimate_rows(args, suite, models)))
+        rows = _estimate_rows(args, suite, models)
+        print(render_rows(rows))
         print()
+        _refuse_over_budget(rows, args.budget if args.budget is not None else suite.budget)
     log_dir = args.log_dir or f"logs/{suite.name}"
     options: dict[str, Any] = {"display": args.display, "max_tasks": args.max_tasks,
                                "model_cost_config": args.model_cost_config, "cost_limit": args.cost_limit,
-                               "token_limit": args.token_limit, "time_limit": args.time_limit}
+                               "token_limit": args.token_limit, "time_limit": args.time_limit,
+                               "log_dir_allow_dirty": args.log_dir_allow_dirty or None}
+    _say_resume(log_dir, args.shard)
     run = run_suite(suite, log_dir, shard=parse_shard(args.shard), models=models, limit=args.limit,
                     budget=args.budget, **options)
     left = incomplete(run.statuses)
@@ -142,6 +155,34 @@ def _plan_status(args, plan_file, plan) -> int:
     return 0 if not left else 1
 
 
+def _say_resume(log_dir: str, shard: str | None) -> None:
+    """Before a re-run: the samples already done, counted as `suite status` counts them."""
+    from conflict_eval.runs.run import parse_shard, shard_log_dir
+    from conflict_eval.runs.status import task_statuses
+
+    out_dir = shard_log_dir(log_dir, parse_shard(shard))
+    if not Path(out_dir).is_dir():
+        return
+    statuses = [s for s in task_statuses(out_dir) if s.status != "not started"]
+    if statuses and not all(s.complete for s in statuses):
+        done = sum(s.done for s in statuses)
+        print(f"resuming: {done} sample(s) already done in {len(statuses)} task log(s); only the rest run")
+
+
+def _refuse_over_budget(rows, budget: float | None) -> None:
+    """``suite run --estimate``: an estimate over the budget does not start (a
+    batched cell counts at its batch price, as the budget counts it)."""
+    cost = 0.0
+    for _, _, est, view, _ in rows:
+        cell = view.batch_usd if view.batched else est.cost_usd
+        if cell is None:
+            return  # an unpriced cell: no total to hold against the budget
+        cost += cell
+    if budget is not None and cost is not None and cost > budget:
+        raise SuiteError(f"the estimate (${cost:.4f}) is over the budget (${budget:g}); nothing was run: "
+                         "raise --budget, or lower --limit or the models")
+
+
 def cmd_suite_status(args) -> int:
     from conflict_eval.runs.budget import read_stop
     from conflict_eval.runs.plan import find_plan, read_plan
@@ -151,12 +192,15 @@ def cmd_suite_status(args) -> int:
         plan_file, plan = read_plan(args.plan or args.log_dir)
         return _plan_status(args, plan_file, plan)
 
+    if not Path(args.log_dir).is_dir():
+        raise FileNotFoundError(f"no such log directory {args.log_dir}: give the --log-dir a `suite run` wrote to "
+                                "(default logs/<suite name>)")
     statuses = task_statuses(args.log_dir)
     left = incomplete(statuses)
     stop = read_stop(args.log_dir)
     if args.json:
-        print(json.dumps({"complete": bool(statuses) and not left, "tasks": status_json(statuses),
-                          "stop": stop}, indent=2))
+        print_json(args, {"complete": bool(statuses) and not left, "tasks": status_json(statuses),
+                          "stop": stop}, indent=2)
     else:
         head = "all tasks done" if statuses and not left else f"INCOMPLETE: {len(left)} of {len(statuses)} unfinished"
         print(f"{args.log_dir}: {head}" + (f" (stopped: {stop['conflict_eval_stop_reason']})" if stop and left else ""))
@@ -208,7 +252,10 @@ def add_cli_commands(sub) -> None:
     r.add_argument("--cost-limit", type=float, metavar="USD", help="Inspect's per-sample cost limit")
     r.add_argument("--token-limit", type=int, help="Inspect's per-sample token limit")
     r.add_argument("--time-limit", type=int, metavar="SECONDS", help="Inspect's per-sample time limit")
-    r.add_argument("--estimate", action="store_true", help="print the cost estimate before running")
+    r.add_argument("--estimate", action="store_true",
+                   help="print the cost estimate before running; an estimate over the budget does not start")
+    r.add_argument("--log-dir-allow-dirty", action="store_true",
+                   help="run even though the log folder holds logs of other runs (Inspect's option)")
     r.add_argument("--display", default="plain", choices=["full", "rich", "plain", "log", "none"])
     r.set_defaults(fn=cmd_suite_run)
     e = ssub.add_parser("estimate", help="expected calls, tokens and $ per model x task, without running")

@@ -96,9 +96,18 @@ def convert_rows(
     problems: list[RecordProblem] = []
     n_rows = 0
     where: list[str] = []  # the locator of each record
+    first_seen: dict[str, str] = {}  # row digest -> its locator
+    repeated: list[RecordProblem] = []
     try:
         for locator, raw in rows:
             n_rows += 1
+            key = _row_key(raw)
+            if key is not None and key in first_seen:  # a row given twice would be scored twice
+                repeated.append(RecordProblem(str(raw.get(id_field)) if isinstance(id_field, str) and raw.get(id_field)
+                                              else locator, locator, "-",
+                                              f"duplicate record: the same row as {first_seen[key]}; remove the copy"))
+            elif key is not None:
+                first_seen[key] = locator
             problems += _convert_one(locator, raw, convert, id_field, records)
             where += [locator] * (len(records) - len(where))
     except DataFileError as exc:
@@ -112,9 +121,29 @@ def convert_rows(
         seen.setdefault(r.id, []).append(loc)
     dupes = [RecordProblem(i, locs[0], "id", f"duplicate id ({len(locs)} records: {', '.join(locs[:5])})")
              for i, locs in seen.items() if len(locs) > 1]
+    in_dupes = {loc for locs in seen.values() if len(locs) > 1 for loc in locs}
+    first_id: dict[str, str] = {}
+    for r, loc in zip(records, where):
+        first_id.setdefault(loc, r.id)
+    dupes += [RecordProblem(first_id.get(p.locator, p.record_id), p.locator, p.field, p.message)
+              for p in repeated if p.locator not in in_dupes]  # a copy the id check did not already name
     if dupes:
         raise DatasetError(dataset, str(file) if file else None, dupes)
     return records
+
+
+def _row_key(raw: Any) -> str | None:
+    """A digest of one upstream row (None for a row that did not parse)."""
+    import hashlib
+    import json
+
+    if not isinstance(raw, Mapping):
+        return None
+    try:
+        text = json.dumps(raw, sort_keys=True, ensure_ascii=True, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def build_dataset(

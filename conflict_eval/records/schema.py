@@ -29,6 +29,19 @@ writer fail with a message that does not name the record. Longer ids are
 rejected at load, naming the record's line and field."""
 
 
+def unstorable_id(value: str) -> str | None:
+    """Why ``value`` cannot be a record id, or None: a control character (NUL,
+    tab, newline, ...: category Cc) or a lone surrogate cannot be stored in an
+    Inspect log and read back, so the finished sample would be lost."""
+    import unicodedata
+
+    for i, ch in enumerate(value):
+        if unicodedata.category(ch) in ("Cc", "Cs"):
+            return (f"id {value[:60]!r} has a character that cannot be stored in a log ({ch!r} at position {i}); "
+                    "fix the id in the file")
+    return None
+
+
 def _id_too_long(value: str) -> str:
     return (f"id is {len(value):,} characters long (starts {value[:40]!r}); "
             f"record ids may be at most {MAX_ID_CHARS} characters")
@@ -83,6 +96,8 @@ class ConflictQA(_Strict):
     def _check_id(cls, value: str) -> str:
         if len(value) > MAX_ID_CHARS:
             raise ValueError(_id_too_long(value))
+        if bad := unstorable_id(value):
+            raise ValueError(bad)
         return value
 
     @model_validator(mode="after")

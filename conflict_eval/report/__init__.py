@@ -26,7 +26,8 @@ from .markdown import to_markdown
 from .tables import conflict_types_csv, paired_csv, to_csv, to_json
 from .grouping import canonical_task_name, sample_group, short_heads, task_key
 from .logs import SampleRecord, deduplicate, read_records, score_values
-from .provenance import provenance, reproduce_command
+from .commands import reproduce_command
+from .provenance import provenance
 from .stats import Comparison, MetricSummary, Row, aggregate, headline_metric, paired_comparisons, summarise_metric
 
 __all__ = [

@@ -7,7 +7,9 @@ from typing import Any
 
 from .costs import load_model_cost_config, load_prices
 from .grouping import short_heads
-from .logs import completeness, deduplicate, read_records, spend
+from .costs import _as_costs
+from .logs import completeness, deduplicate, read_records
+from .spend import cell_spend, rerun_share
 from .provenance import provenance
 from .judges import judge_cells, load_gold as load_judge_gold
 from .stats import Row, aggregate, paired_comparisons, ranks
@@ -37,8 +39,13 @@ def build_leaderboard(log_dirs: list[str | Path], prices: dict | None = None, bo
     evals = stats.pop("evals", {})
     kept, dropped = deduplicate(records)
     stats["duplicates_dropped"] = dropped
-    status, spent = completeness(kept, evals), spend(records)
+    status = completeness(kept, evals)
+    # $ total: every call Inspect recorded in the log headers (report.spend)
+    spent = cell_spend(evals, records, _as_costs(cost_config or {}, "model cost config"),
+                       load_prices() if prices is None else _as_costs(prices, "price table"))
     rows = aggregate(kept, bootstrap, seed, status=status, spend=spent)
+    for r in rows:
+        r.rerun_share = rerun_share(r.cost_total, r.cost_per_sample * r.n if r.cost_per_sample is not None else None)
     # a cell whose logs hold no sample yet (killed at once) is still a cell: incomplete 0/N
     have = {(r.model, r.task) for r in rows}
     rows = sorted(rows + [Row(model=m, task=t, n=0, errors=0, metrics={}, parse_failure_rate=None, calls=0.0,

@@ -131,3 +131,8 @@ def column_n(rows: list[Row]) -> dict[str, int]:
     for r in rows:
         out[r.task] = max(out.get(r.task, 0), r.n)
     return out
+
+
+def share(x: float | None) -> str:
+    """A re-run share: ``12%``; ``n/a`` when the cost is unknown."""
+    return "n/a" if x is None else f"{x:.1%}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .format import (NOT_RUN, cell_parts, column_n, esc, estimate_text, fmt, interval, methods_used,
+from .format import (share, NOT_RUN, cell_parts, column_n, esc, estimate_text, fmt, interval, methods_used,
                      metric_names, model_colours, money, paired_interval, slug, tasks_models)
 from .grouping import GROUP_TITLE, groups_of
 from .provenance import cell
@@ -32,7 +32,8 @@ position:sticky;top:0;background:#fff;z-index:2;font-size:12px}.legend li{displa
 #matrix td.l{white-space:nowrap;position:sticky;left:0;background:#fff}#matrix td{white-space:nowrap;vertical-align:top}
 #matrix small{color:#555;display:block}#matrix .note{color:#a40;font-weight:600}#matrix td.not-run{color:#999;font-style:italic}
 #matrix td.incomplete{background:#fff4e0}#matrix .rank{color:#064}
-code{font-size:11px;white-space:pre-wrap;word-break:break-all}
+code{font-size:11px;white-space:pre-wrap;word-break:break-all}button.copy{font-size:11px;margin-right:4px}
+.not-one{color:#a40}
 dl.prov{display:grid;grid-template-columns:max-content auto;gap:2px 12px;font-size:13px}dt{font-weight:600}"""
 
 # Sets data-* attributes on <body> from the DOM so a headless browser can
@@ -53,7 +54,10 @@ b.setAttribute('data-matrix-cols',String(document.querySelectorAll('#matrix thea
 b.setAttribute('data-not-run',String(document.querySelectorAll('#matrix td.not-run').length));
 b.setAttribute('data-incomplete',String(document.querySelectorAll('#matrix td.incomplete').length));
 b.setAttribute('data-value-labels',String(document.querySelectorAll('svg.plot text.value').length));
-b.setAttribute('data-commands',String(document.querySelectorAll('code.reproduce').length));});"""
+b.setAttribute('data-commands',String(document.querySelectorAll('code.reproduce').length));
+var cp=document.querySelectorAll('button.copy');for(var q=0;q<cp.length;q++){cp[q].addEventListener('click',function(){
+var t=this.nextElementSibling.textContent;if(navigator.clipboard)navigator.clipboard.writeText(t);
+this.textContent='copied';});}b.setAttribute('data-copy-buttons',String(cp.length));});"""
 
 
 def _table(cls: str, head: list[str], body: list[list[str]], left: int = 1) -> str:
@@ -110,10 +114,10 @@ def _task_section(board: dict[str, Any], t: str, trows: list, colours: dict[str,
     body = [[esc(r.model), str(r.n), "complete" if r.complete else f"<b>incomplete</b> {esc(r.status.describe())}",
              str(r.errors), str(r.cancelled), fmt(r.parse_failure_rate), fmt(r.calls, 2),
              fmt(r.input_tokens, 1), fmt(r.output_tokens, 1), money(r.cost_per_sample), money(r.cost_total),
-             esc(r.cost_source or "no price"),
+             share(r.rerun_share), esc(r.cost_source or "no price"),
              esc(estimate_text(cell(prov, r.model, t).get("estimate"), r))] for r in trows]
     out.append(_table("detail", ["model", "n", "status", "errors", "cancelled", "parse fail ↓", "calls/sample",
-                                 "tokens in", "tokens out", "$/sample", "$ total (incl. retries)", "cost from",
+                                 "tokens in", "tokens out", "$/sample", "$ total (every call)", "re-run share", "cost from",
                                  "estimate vs actual"], body))
     names = metric_names(trows)
     if names:
@@ -160,6 +164,16 @@ def _task_section(board: dict[str, Any], t: str, trows: list, colours: dict[str,
     return "".join(out)
 
 
+def _command_html(c: dict[str, Any]) -> str:
+    """The cell's one command with a copy button, else why not and each log's command."""
+    if c.get("command"):
+        return (f'<button class="copy" type="button" title="copy the command">copy</button>'
+                f'<code class="reproduce">{esc(c["command"])}</code>')
+    per_log = "<br>".join(f'<code class="log-command">{esc(x)}</code>' for x in c.get("commands") or [])
+    return (f'<span class="not-one">not one command: {esc(c.get("why") or "no log")}</span>'
+            + (f"<br>{per_log}" if per_log else ""))
+
+
 def _reproduce(prov: dict[str, Any], t: str, trows: list) -> str:
     p = (prov.get("tasks") or {}).get(t)
     if not p:
@@ -181,7 +195,7 @@ def _reproduce(prov: dict[str, Any], t: str, trows: list) -> str:
     body = []
     for r in trows:
         c = cell(prov, r.model, t)
-        cmds = "<br>".join(f'<code class="reproduce">{esc(x)}</code>' for x in c.get("commands") or []) or "n/a"
+        cmds = _command_html(c)
         cards = "<br>".join(f'<code class="card">conflict-eval reproduce {esc(x)} --model {esc(r.model)}</code>'
                             for x in c.get("cards") or []) or "none"
         body.append([esc(r.model), f'<code>{esc((c.get("results_sha256") or "n/a")[:16])}</code>', cmds, cards])

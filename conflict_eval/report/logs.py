@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .done import is_done
+from .endpoint import redact
 from .costs import _as_costs, load_prices, sample_cost_usd
 from .grouping import display_value, row_key, sample_group, task_key
 
@@ -128,7 +130,7 @@ def _header(log) -> dict[str, Any]:
     for s in (res.scores if res else []) or []:
         task_metrics[s.name] = {k: m.value for k, m in s.metrics.items()}
     model_args = {k: v for k, v in (ev.model_args or {}).items() if v is not None and k != "custom_outputs"}
-    return {
+    return redact({  # no user info or token of a URL goes past this point
         "model": ev.model, "task": ev.task, "task_registry_name": ev.task_registry_name, "task_file": ev.task_file,
         "task_args": ev.task_args_passed or {}, "metadata": ev.metadata or {}, "created": str(ev.created),
         "completed": str(stats.completed_at or stats.started_at or ev.created), "status": log.status,
@@ -138,13 +140,15 @@ def _header(log) -> dict[str, Any]:
         "dataset_samples": ev.dataset.samples if ev.dataset else None,
         "sample_ids": [str(i) for i in ev.dataset.sample_ids] if ev.dataset and ev.dataset.sample_ids else None,
         "epochs": ev.config.epochs or 1, "limit": ev.config.limit, "config": config,
+        "sample_id": ev.config.sample_id, "sample_shuffle": ev.config.sample_shuffle,
         "roles": {k: v.model for k, v in (ev.model_roles or {}).items()},
         "base_url": ev.model_base_url, "model_args": model_args,
         "total_samples": res.total_samples if res else None,
         "completed_samples": res.completed_samples if res else None,
         "task_metrics": task_metrics,
+        "model_usage": {m: u.model_dump(exclude_none=True) for m, u in (stats.model_usage or {}).items()},
         "error": (log.error.message.splitlines() or [""])[0][:200] if log.error else None,
-    }
+    })
 
 
 def _read_evals(paths: list[str], roots: list[Path]) -> dict[str, EvalFacts]:
@@ -206,7 +210,7 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
         retry_usd = sample_cost_usd(retried, cost_config, prices)[0] if retried else 0.0
         return json.dumps({
             "id": str(sample.id), "epoch": sample.epoch, "values": values, "parse": parse,
-            "ok": sample.error is None and bool(sample.scores), "group": sample_group(sample.metadata),
+            "ok": is_done(sample), "group": sample_group(sample.metadata),
             "calls": c.calls, "in": c.input_tokens, "out": c.output_tokens, "cost": usd, "cost_source": src,
             "uuid": sample.uuid, "retry_cost": retry_usd, "cut_off": was_cut_off(sample)})
 
@@ -276,24 +280,6 @@ def deduplicate(records: list[SampleRecord]) -> tuple[list[SampleRecord], int]:
         if cur is None or (r.ok, r.completed) > (cur.ok, cur.completed):
             best[r.key] = r
     return list(best.values()), len(records) - len(best)
-
-
-def spend(records: list[SampleRecord]) -> dict[tuple[str, str], float | None]:
-    """$ spent per cell: every sample run once per uuid, errored and retried
-    copies and failed attempts included (None when a call has no price)."""
-    seen: set = set()
-    out: dict[tuple[str, str], float | None] = defaultdict(float)
-    for r in records:
-        ident = r.uuid or (r.source, r.key)
-        if ident in seen:
-            continue
-        seen.add(ident)
-        k = row_key(r.model, r.task)
-        if (r.cost is None and (r.input_tokens or r.output_tokens)) or r.retry_cost is None:
-            out[k] = None
-        elif out[k] is not None:
-            out[k] += (r.cost or 0.0) + r.retry_cost
-    return dict(out)
 
 
 @dataclass

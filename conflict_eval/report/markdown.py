@@ -6,9 +6,10 @@ named ``<script>`` stays text.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from .format import (cell_text, column_n, estimate_text, fmt, interval, md_escape, methods_used, metric_names,
+from .format import (share, cell_text, column_n, estimate_text, fmt, interval, md_escape, methods_used, metric_names,
                      money, paired_interval, tasks_models)
 from .grouping import GROUP_TITLE, groups_of
 from .provenance import cell
@@ -28,10 +29,10 @@ def task_detail(board: dict[str, Any], task: str) -> list[str]:
     body = [[r.model, r.n, "complete" if r.complete else f"INCOMPLETE ({r.status.describe()})", r.errors,
              r.cancelled, fmt(r.parse_failure_rate), fmt(r.calls, 2), fmt(r.input_tokens, 1),
              fmt(r.output_tokens, 1),
-             money(r.cost_per_sample), money(r.cost_total), r.cost_source or "no price",
+             money(r.cost_per_sample), money(r.cost_total), share(r.rerun_share), r.cost_source or "no price",
              estimate_text(cell(prov, r.model, r.task).get("estimate"), r)] for r in rows]
     lines += _table(["model", "n", "status", "errors", "cancelled", "parse fail ↓", "calls/sample", "tokens in",
-                     "tokens out", "$/sample", "$ total (incl. retries)", "cost from", "estimate vs actual"],
+                     "tokens out", "$/sample", "$ total (every call)", "re-run share", "cost from", "estimate vs actual"],
                     body) + [""]
     names = metric_names(rows)
     if names:
@@ -90,12 +91,21 @@ def reproducibility(board: dict[str, Any]) -> list[str]:
                  *[[f"model {m}", f"endpoint: {v['endpoint']}; revision: {v['revision']}"]
                    for m, v in t["models"].items()]]
         lines += _table(["", "value"], facts) + [""]
+        trows = [r for r in board["rows"] if r.task == task]
         body = [[r.model, (cell(prov, r.model, task).get("results_sha256") or "n/a")[:16],
-                 " ; ".join(cell(prov, r.model, task).get("commands") or ["n/a"]),
+                 "below" if cell(prov, r.model, task).get("command")
+                 else f"not one command: {cell(prov, r.model, task).get('why') or 'no log'}",
                  " ; ".join(f"conflict-eval reproduce {c} --model {r.model}"
                             for c in cell(prov, r.model, task).get("cards") or []) or "none"]
-                for r in board["rows"] if r.task == task]
+                for r in trows]
         lines += _table(["model", "results sha256 (16)", "reproduce", "paper card"], body) + [""]
+        for r in trows:  # one block per cell, to copy
+            c = cell(prov, r.model, task)
+            cmds = [c["command"]] if c.get("command") else c.get("commands") or []
+            if cmds:
+                fence = "`" * max([3] + [len(run) + 1 for x in cmds for run in re.findall(r"`+", x)])
+                lines += [f"{md_escape(r.model)}" + ("" if c.get("command") else " (one command per log)") + ":",
+                          "", fence + "sh", *cmds, fence, ""]
     return lines
 
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import re
-import shlex
 import subprocess
 from collections import defaultdict
 from pathlib import Path
@@ -24,6 +22,8 @@ from typing import Any
 from conflict_eval.components.catalog import registry_revision
 from conflict_eval.records.download import ids_sha256
 
+from .commands import cell_command, task_and_args
+from .endpoint import endpoint_text
 from .grouping import row_key
 from .logs import EvalFacts
 from .stats import Row
@@ -71,48 +71,6 @@ def _dataset_facts(h: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def _strip_hash(v: Any) -> Any:
-    if isinstance(v, str):
-        return re.sub(r"#[0-9a-f]{8}$", "", v)
-    if isinstance(v, dict):
-        return {k: _strip_hash(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_strip_hash(x) for x in v]
-    return v
-
-
-def _flag_value(v: Any) -> str:
-    if isinstance(v, str):
-        return v
-    return json.dumps(v) if isinstance(v, dict | list) else str(v).lower() if isinstance(v, bool) else str(v)
-
-
-_CONFIG_FLAGS = {"temperature", "top_p", "top_k", "max_tokens", "seed", "frequency_penalty", "presence_penalty",
-                 "stop_seqs", "num_choices", "logprobs", "top_logprobs", "reasoning_effort", "reasoning_tokens",
-                 "max_retries", "timeout"}
-
-
-def task_and_args(h: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The registered task and its arguments behind one log header."""
-    meta = h.get("metadata") or {}
-    suite = meta.get("suite") if isinstance(meta.get("suite"), dict) else None
-    if suite and suite.get("task"):
-        task, args = suite["task"], dict(suite.get("args") or {})
-    elif "method" in meta and "dataset" in meta:
-        task = "conflict_eval/run"
-        args = {"method": meta["method"], "dataset": meta["dataset"],
-                **{k: v for k, v in (meta.get("options") or {}).items() if v is not None}}
-        if meta.get("path"):
-            args["path"] = meta["path"]
-        if meta.get("scorers_given") and meta.get("scorers"):
-            args["scorer"] = ",".join(meta["scorers"])
-    else:
-        task, args = h.get("task_registry_name") or h["task"], dict(h.get("task_args") or {})
-        if h.get("task_file"):
-            task = f"{_strip_hash(h['task_file'])}@{task.split('/')[-1]}"
-    return task, args
-
-
 def matching_cards(h: dict[str, Any]) -> list[str]:
     """Ids of the shipped reproduction cards whose task matches this log: the same
     registered task, and every argument the card sets has the card's value
@@ -128,32 +86,6 @@ def matching_cards(h: dict[str, Any]) -> list[str]:
         if name == task and all(k in args and str(args[k]) == str(v) for k, v in want.items()):
             found.append(card.id)
     return found
-
-
-def reproduce_command(h: dict[str, Any]) -> str:
-    """The ``inspect eval`` command that re-runs one log's task for its model."""
-    from .grouping import display_value
-
-    task, args = task_and_args(h)
-    args = _strip_hash(display_value(args))
-    cmd = ["inspect", "eval", task]
-    for k, v in args.items():
-        cmd += ["-T", f"{k}={_flag_value(v)}"]
-    cmd += ["--model", h["model"]]
-    if h.get("base_url"):
-        cmd += ["--model-base-url", h["base_url"]]
-    for k, v in sorted((h.get("model_args") or {}).items()):
-        cmd += ["-M", f"{k}={_flag_value(_strip_hash(v))}"]
-    for role, model in sorted((h.get("roles") or {}).items()):
-        cmd += ["--model-role", f"{role}={model}"]
-    for k, v in sorted((h.get("config") or {}).items()):
-        if k in _CONFIG_FLAGS and v is not None:
-            cmd += [f"--{k.replace('_', '-')}", _flag_value(",".join(v) if isinstance(v, list) else v)]
-    if h.get("epochs", 1) != 1:
-        cmd += ["--epochs", str(h["epochs"])]
-    if h.get("limit") is not None:
-        cmd += ["--limit", _flag_value(h["limit"])]
-    return shlex.join(cmd)
 
 
 def _estimate(evs: list[EvalFacts]) -> dict[str, Any] | None:
@@ -196,8 +128,10 @@ def provenance(rows: list[Row], evals: dict[str, EvalFacts]) -> dict[str, Any]:
         t["inspect_ai"].add((h.get("packages") or {}).get("inspect_ai") or NOT_RECORDED)
         t["git_commits"].add(h.get("git_commit") or "none recorded (Inspect found no git checkout)")
         margs = h.get("model_args") or {}
+        recorded = ((h.get("metadata") or {}).get("conflict_eval_endpoint") or {})
         t["models"][ev.model] = {
-            "endpoint": h.get("base_url") or f"provider {ev.model.split('/')[0]} (default endpoint)",
+            "endpoint": endpoint_text(ev.model, h.get("base_url") or margs.get("base_url"),
+                                      recorded.get(ev.model) if isinstance(recorded, dict) else None),
             "revision": str(margs.get("revision") or margs.get("model_revision") or NOT_RECORDED)}
         t["logs"] += 1
     for task, t in tasks.items():
@@ -211,7 +145,7 @@ def provenance(rows: list[Row], evals: dict[str, EvalFacts]) -> dict[str, Any]:
         evs = cell_logs.get(row_key(r.model, r.task), [])
         cells[f"{r.model}\t{r.task}"] = {
             "model": r.model, "task": r.task,
-            "commands": sorted({reproduce_command(ev.header) for ev in evs}),
+            **cell_command([ev.header for ev in evs]),
             "cards": sorted({c for ev in evs for c in matching_cards(ev.header)}),
             "results_sha256": results_hash(r.per_id_headline) if r.per_id_headline else None,
             "logs": [ev.log for ev in evs], "estimate": _estimate(evs),

@@ -142,6 +142,7 @@ class Row:
     per_id_headline: dict[str, float] = field(default_factory=dict, repr=False)
     status: CellStatus | None = None
     cancelled: int = 0  # samples cut off in flight by a cancelled run (not in errors; see report.logs)
+    rerun_share: float | None = None  # of cost_total, not accounted for by the samples shown (report.spend)
 
     @property
     def by_conflict_type(self) -> dict[str, MetricSummary]:  # the name before groups were generic

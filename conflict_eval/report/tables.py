@@ -32,7 +32,7 @@ def to_csv(rows: list[Row]) -> str:
         header += [name, f"{name}_stderr", f"{name}_ci_low", f"{name}_ci_high"]
     header += ["parse_failure_rate", "calls_per_sample", "input_tokens_per_sample", "output_tokens_per_sample",
                "cost_per_sample_usd", "cost_total_usd", "cost_source", "complete", "samples_done", "samples_total",
-               "cancelled"]
+               "cancelled", "rerun_share"]
     body = []
     for r in rows:
         row: list[Any] = [r.model, r.task, r.headline, r.n, r.errors]
@@ -42,7 +42,7 @@ def to_csv(rows: list[Row]) -> str:
                                                  m.ci[1] if m.ci else None]
         row += [r.parse_failure_rate, r.calls, r.input_tokens, r.output_tokens, r.cost_per_sample, r.cost_total,
                 r.cost_source, r.complete, r.status.done if r.status else None, r.status.total if r.status else None,
-                r.cancelled]
+                r.cancelled, r.rerun_share]
         body.append(row)
     return _csv(header, body)
 

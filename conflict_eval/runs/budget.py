@@ -181,15 +181,18 @@ def _sample_key() -> str | None:
 
 def spent_in_logs(log_dir: str | Path, prices: dict[str, Any], *, tasks: set[str] | None = None,
                   eval_set_id: str | None = None) -> float:
-    """Dollars the logs under ``log_dir`` record (the newest log of each task and model), at
-    the batch price for logs that ran batched; ``tasks`` / ``eval_set_id`` keep only those
-    task names / that eval set (one worker's share of a plan's shared folder)."""
+    """Dollars the logs under ``log_dir`` record in their headers: every log
+    file (:func:`conflict_eval.report.spend.log_cost`, so calls of cancelled
+    samples and of attempts re-run after a resume count, as the page's
+    ``$ total`` counts them), at the batch price for logs that ran batched;
+    ``tasks`` / ``eval_set_id`` keep only those task names / that eval set
+    (one worker's share of a plan's shared folder)."""
     from inspect_ai.log import list_eval_logs, read_eval_log
-    from inspect_ai.model import compute_model_cost
 
     from conflict_eval.report.batch_prices import batch_factor, batched
+    from conflict_eval.report.spend import log_cost
 
-    newest: dict[tuple, tuple[str, Any, bool]] = {}
+    total = 0.0
     for info in list_eval_logs(str(log_dir), recursive=True):
         try:
             h = read_eval_log(info, header_only=True)
@@ -198,20 +201,12 @@ def spent_in_logs(log_dir: str | Path, prices: dict[str, Any], *, tasks: set[str
         if (tasks is not None and (h.eval.task_registry_name or h.eval.task) not in tasks) or (
                 eval_set_id is not None and h.eval.eval_set_id != eval_set_id):
             continue
-        key = (h.eval.task_id, h.eval.model)
         config = h.eval.model_generate_config
         on = batched(h.eval.model, config.batch if config is not None else None) or (
             h.plan is not None and h.plan.config is not None and batched(h.eval.model, h.plan.config.batch))
-        if key not in newest or (h.eval.created or "") > newest[key][0]:
-            newest[key] = (h.eval.created or "", h.stats.model_usage or {}, on)
-    total = 0.0
-    for _, usage, on in newest.values():
-        for model, u in usage.items():
+        for model, usage in (h.stats.model_usage or {}).items():
             factor = batch_factor(model)[0] if on else 1.0
-            if u.total_cost is not None:
-                total += float(u.total_cost) * factor
-            elif prices.get(model) is not None:
-                total += compute_model_cost(prices[model], u) * factor
+            total += (log_cost({model: usage}, prices, {}) or 0.0) * factor
     return total
 
 

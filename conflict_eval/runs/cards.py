@@ -230,6 +230,8 @@ class Comparison:
     n: int
     verdict: str
     why: str
+    ours_model: str = ""
+    data: str = ""  # the data file(s) our value comes from, with sha256
 
 
 def model_matches(result: PaperResult, model: str) -> bool:
@@ -237,8 +239,9 @@ def model_matches(result: PaperResult, model: str) -> bool:
     return short in result.match or model.lower() in result.match
 
 
-def compare(card: Card, model: str, values: list[float]) -> list[Comparison]:
-    """One :class:`Comparison` per paper result of ``card`` for our ``values`` on ``model``."""
+def compare(card: Card, model: str, values: list[float], data: str = "") -> list[Comparison]:
+    """One :class:`Comparison` per paper result of ``card`` for our ``values`` on ``model``
+    (``data``: the data file(s) and sha256 the values come from, see :func:`data_of_logs`)."""
     from conflict_eval.report.stats import interval
 
     n = len(values)
@@ -247,22 +250,38 @@ def compare(card: Card, model: str, values: list[float]) -> list[Comparison]:
     rows = []
     for r in card.results:
         verdict, why = _verdict(card, r, model, ours, ci, n)
-        rows.append(Comparison(r.model, r.value, ours, ci, method, n, verdict, why))
+        rows.append(Comparison(r.model, r.value, ours, ci, method, n, verdict, why, model, data))
     return rows
+
+
+def data_of_logs(logs) -> str:
+    """``file (sha256 ...)`` of each dataset the logs ran, from the task metadata
+    ``conflict_eval_provenance`` recorded at run time (no local directory)."""
+    seen = []
+    for log in logs:
+        rec = ((log.eval.metadata or {}).get("conflict_eval_provenance") or {}).get("dataset") or {}
+        file = Path(str(rec.get("file") or "data file not recorded")).name
+        item = f"{file} (sha256 {rec.get('sha256') or 'not recorded'})"
+        if item not in seen:
+            seen.append(item)
+    return "; ".join(seen) or "not recorded"
 
 
 def _verdict(card: Card, r: PaperResult, model: str, ours, ci, n: int) -> tuple[str, str]:
     nc = "not comparable"
+    reasons = []  # every reason, not the first
     if r.value is None:
-        return nc, r.note or "the paper value is not in the paper text"
+        reasons.append(r.note or "the paper value is not in the paper text")
     if not model_matches(r, model):
-        return nc, f"different model (paper: {r.model})"
+        reasons.append(f"different model (ours: {model}; paper: {r.model})")
     if card.paper_n is not None and n != card.paper_n:
-        return nc, f"different n ({n}; paper: {card.paper_n})"
+        reasons.append(f"different n ({n}; paper: {card.paper_n})")
     if card.paper_n is None and card.min_n is not None and n < card.min_n:
-        return nc, f"n {n} below the paper's {card.min_n}"
+        reasons.append(f"n {n} below the paper's {card.min_n}")
     if ours is None:
-        return nc, "no sample has the metric"
+        reasons.append("no sample has the metric")
+    if reasons:
+        return nc, "; ".join(reasons)
     paper = r.value / card.scale
     if ci is not None and ci[0] <= paper <= ci[1]:
         return "reproduced", "paper value inside our 95% interval"
@@ -292,4 +311,7 @@ def render_comparisons(card: Card, rows: list[Comparison]) -> str:
     unit = f" (x{s:g})" if s != 1 else ""
     out.append(f"metric: {card.metric}{unit}; interval: {method or 'n/a'}; "
                f"paper n: {card.paper_n if card.paper_n is not None else 'not stated'}")
+    if rows:
+        out.append(f"ours: model {rows[0].ours_model or 'not recorded'}; data {rows[0].data or 'not recorded'}; "
+                   f"n {rows[0].n}")
     return "\n".join(out)

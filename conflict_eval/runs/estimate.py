@@ -176,6 +176,12 @@ def model_price(model: str, model_cost_config: str | dict | None = None):
     return (price, "price file") if price is not None else (None, None)
 
 
+def _zero(price) -> bool:
+    from conflict_eval.report.costs import is_zero_price
+
+    return is_zero_price(price)
+
+
 # --------------------------------------------------------------------------
 # estimating
 
@@ -201,7 +207,7 @@ def estimate_samples(samples: list, profile_name: str, model: str, *, epochs: in
     output_tokens = per_call * calls
     price, source = model_price(model, model_cost_config)
     cost = None
-    if price is not None:
+    if price is not None and not (source == "price file" and _zero(price)):  # a zero fallback price: n/a, as on the page
         cost = compute_model_cost(price, ModelUsage(input_tokens=round(input_tokens),
                                                     output_tokens=round(output_tokens)))
     return Estimate(calls, input_tokens, output_tokens, cost, n, name, source)

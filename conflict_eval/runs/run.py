@@ -50,6 +50,11 @@ def shard_log_dir(log_dir: str | Path, shard: tuple[int, int] | None) -> str:
     return str(Path(log_dir) / f"shard-{shard[0]}-of-{shard[1]}") if shard else str(log_dir)
 
 
+def _least(*caps: int | None) -> int | None:
+    given = [c for c in caps if c is not None]
+    return min(given) if given else None
+
+
 @dataclass
 class Cell:
     """One model x task (x seed) of a suite: its Inspect task and estimate."""
@@ -73,6 +78,7 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
     from inspect_ai import task_with
     from inspect_ai.model import GenerateConfig, get_model
 
+    from conflict_eval.report.endpoint import resolve_endpoint
     from conflict_eval.runs.estimate import estimate_built
     from conflict_eval.runs.registered import registered_tasks
 
@@ -83,7 +89,10 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
     registered = registered_tasks()
     cells = []
     for m in specs:
-        model_obj = get_model(m.model, config=model_config(m), **m.args) if connect else None
+        model_obj = get_model(m.model, config=model_config(m), memoize=False,
+                              **m.args) if connect else None  # not memoized: a client made for another URL
+        endpoint = resolve_endpoint(m.model, (model_obj.api.base_url if model_obj is not None else None)
+                                    or m.args.get("base_url"))
         for spec in suite.tasks:
             for seed in spec.seeds:
                 task = registered[spec.task](**spec.args)  # a fresh Task: task_with changes it in place
@@ -100,7 +109,10 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
                                      epochs=epochs if isinstance(epochs, int) else None)
                 meta = {**(task.metadata or {}), "conflict_eval_estimate": est.metadata(), "suite": {
                     "suite": suite.name, "label": spec.label, "task": spec.task, "args": spec.args,
-                    "limit": spec.limit, "seed": seed, "shard": list(shard) if shard else None}}
+                    "limit": spec.limit, "seed": seed, "shard": list(shard) if shard else None,
+                    # the cut as the reproduce command states it (report.commands)
+                    "selection": {"limit": _least(spec.limit, limit), "shard": list(shard) if shard else None}},
+                    "conflict_eval_endpoint": {m.model: endpoint}}
                 kwargs: dict[str, Any] = {"dataset": samples, "config": config, "metadata": meta}
                 if model_obj is not None:
                     kwargs["model"] = model_obj
@@ -185,12 +197,14 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
 
     from conflict_eval.runs.budget import budget_guard, write_stop
     from conflict_eval.runs.estimate import register_costs
+    from conflict_eval.runs.preflight import check_endpoints
     from conflict_eval.runs.status import incomplete, task_statuses
 
     options = {**suite.eval, **{k: v for k, v in eval_set_options.items() if v is not None}}
     if options.get("model_cost_config") is not None:  # Inspect's format; models it does not know are added
         options["model_cost_config"] = register_costs(options["model_cost_config"])
     specs = models or suite.models
+    check_endpoints(specs)  # bounded: an unreachable URL fails now, not after minutes of retries
     cells = build_cells(suite, shard, models=specs, limit=limit, model_cost_config=options.get("model_cost_config"))
     out_dir = shard_log_dir(log_dir, shard)
     if not cells:

@@ -44,16 +44,17 @@ def _label(header) -> str:
 
 
 def _counts(info, header) -> tuple[int, int | None]:
-    """(done, total) samples of one log: Inspect's results when it wrote them,
-    else the samples it flushed and the dataset size times epochs."""
-    from inspect_ai.log import read_eval_log_sample_summaries
+    """(done, total) samples of one log: done as every reader counts it
+    (:func:`conflict_eval.report.done.done_keys`); total from Inspect's results
+    when it wrote them, else the dataset size times epochs."""
+    from conflict_eval.report.done import done_keys
 
-    if header.results is not None and header.status != "started":
-        return header.results.completed_samples, header.results.total_samples
     try:
-        done = sum(1 for s in read_eval_log_sample_summaries(info) if s.error is None)
+        done = len(done_keys(info))
     except Exception:  # noqa: BLE001 -- a log cut off by a kill may hold no readable samples
         done = 0
+    if header.results is not None and header.status != "started":
+        return done, header.results.total_samples
     samples = header.eval.dataset.samples
     epochs = header.eval.config.epochs or 1
     limit = header.eval.config.limit

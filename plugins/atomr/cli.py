@@ -111,8 +111,10 @@ def _check_trees(args: argparse.Namespace) -> int:
         total["rejected"] += result["rejected"]
         total["reasons"].update(result["reasons"])
     if args.json:
-        print(json.dumps({"parsed": total["parsed"], "rejected": total["rejected"],
-                          "reasons": dict(total["reasons"].most_common())}, ensure_ascii=False))
+        from conflict_eval.cli.options import print_json
+
+        print_json(args, {"parsed": total["parsed"], "rejected": total["rejected"],
+                          "reasons": dict(total["reasons"].most_common())}, ensure_ascii=False)
         return 0
     for path, r in per_file:
         n = r["parsed"] + r["rejected"]

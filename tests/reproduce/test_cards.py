@@ -8,7 +8,7 @@ import yaml
 
 from conflict_eval.cli import main
 from conflict_eval.runs.cards import (CardError, compare, find_card, load_card_file, metric_values, parse_card,
-                                      shipped_cards)
+                                      render_comparisons, shipped_cards)
 
 GOOD = {
     "paper": "A paper", "source": "Table 9, row X, column Y",
@@ -146,6 +146,14 @@ def test_different_model_n_or_missing_value_is_not_comparable():
     assert "below the paper's 700" in compare(c, "openai/gpt-4o-mini", SEVEN_OF_TEN)[0].why
     [row] = compare(card(), "openai/gpt-4o-mini", [])
     assert row.verdict == "not comparable" and row.ours is None
+
+
+def test_not_comparable_names_every_reason():
+    c = card(results=[{"model": "GPT-4o-mini", "match": ["gpt-4o-mini"], "value": None, "note": "a plot only"}])
+    [row] = compare(c, "openai/gpt-4o", SEVEN_OF_TEN[:9], data="kre.jsonl (sha256 ab)")
+    assert row.why == "a plot only; different model (ours: openai/gpt-4o; paper: GPT-4o-mini); different n (9; paper: 10)"
+    assert (row.ours_model, row.data) == ("openai/gpt-4o", "kre.jsonl (sha256 ab)")
+    assert "ours: model openai/gpt-4o; data kre.jsonl (sha256 ab); n 9" in render_comparisons(c, [row])
 
 
 def test_metric_values_match_scorer_prefixed_keys_and_filter_by_among():

@@ -29,6 +29,27 @@ def test_shipped_card_offline_prints_estimate_then_table(shared_data, tmp_path, 
     assert "0 parse failures" in out and "4 with the metric" in out
     [row] = [line for line in _table(out) if line.startswith("GPT-4 ")]
     assert "100.00 [51.01, 100.00]" in row and "not comparable" in row
+    # every reason, and what "ours" is: model, data file and its hash
+    assert "not in the paper texts" in row and "different model (ours: scripted/gpt-4; paper: GPT-4)" not in row
+    from conflict_eval.records.download import sha256_file
+
+    sha = sha256_file(_conflictqa(shared_data))
+    assert f"ours: model scripted/gpt-4; data sample.jsonl (sha256 {sha}); n 4" in out
+    assert str(shared_data) not in out.split("paper model", 1)[1]
+
+
+def test_conflictqa_card_defaults_are_the_counter_memory_setting_not_the_control(shared_data):
+    """The memorization ratio the paper reports is measured against counter-memory;
+    the memory-only control (the model's own memory as evidence) is not pooled in."""
+    from inspect_ai.util import registry_create
+
+    from conflict_eval.runs.cards import find_card
+    from conflict_eval.runs.reproduce import card_tasks
+
+    [(name, args)] = card_tasks(find_card("conflictqa-gpt4"), {"path": _conflictqa(shared_data)})
+    assert args["setting"] == "counter_memory"
+    samples = list(registry_create("task", name, **args).dataset)
+    assert len(samples) == 901 and {s.metadata["setting"] for s in samples} == {"counter_memory"}
 
 
 def test_own_card_file_reproduced_and_not_reproduced(shared_data, tmp_path, capsys):

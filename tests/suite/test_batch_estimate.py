@@ -59,7 +59,8 @@ def test_default_suite_estimate_live_and_batch(seeded_cache, capsys):
     assert mc["multi_turn"] and mc["sequential_round_trips"] == 16 and mc["worst_case_batch_wall_hours"] == 384
     assert cells[("openai/gpt-4o-mini", "user_needs")]["sequential_round_trips"] == 1
     nodata = cells[("openai/gpt-4o-mini", "truthfulqa_conflict")]
-    assert nodata["live_usd"] is None and "needs -T path" in nodata["problem"]
+    assert nodata["live_usd"] is None and "needs `path: FILE` in that task's `args:`" in nodata["problem"]
+    assert "-T path" not in nodata["problem"]  # suite commands take no -T
     assert not any(c["batched"] for c in cells.values())
     # --batch: every cell of a batch-capable provider runs batched
     assert main(["suite", "estimate", "default", "--limit", "20", "--json", "--batch"]) == 0

@@ -118,6 +118,8 @@ def test_every_output_escapes_log_text_and_has_no_absolute_path(outputs):
     for kind, path in paths.items():
         text = path.read_text()
         assert str(tmp) not in text and not ABS_PATH.search(text), (kind, ABS_PATH.search(text))
+        if kind == "md":  # a fenced block is literal text in Markdown (the commands to copy): raw there only
+            text = re.sub(r"^(`{3,})sh\n.*?^\1$", "", text, flags=re.S | re.M)
         if kind in ("html", "md", "json"):
             assert "<script>alert" not in text, kind
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in paths["md"].read_text()

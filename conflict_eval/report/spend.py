@@ -1,0 +1,68 @@
+"""Every call paid for: a cell's ``$ total`` from Inspect's own usage records.
+
+Inspect totals each log's model usage in its header (``stats.model_usage``):
+every call the run made, including those of samples cancelled in flight (a
+Ctrl-C, SIGTERM or budget stop) and, when ``eval_set`` resumes a log in
+place, the calls of the interrupted attempt. A cell's ``$ total`` is the sum
+over its log files of those header records (:func:`log_cost`), priced as
+:mod:`.costs` prices them; a log whose header holds no usage (killed before
+Inspect wrote it) counts the usage of the samples it flushed instead. The
+suite budget (:mod:`conflict_eval.runs.budget`) counts spend with the same
+function, so the page, the budget counter and the log headers agree.
+
+The **re-run share** of a cell is the part of its ``$ total`` that the
+samples on the page do not account for: calls of samples cancelled in flight
+and run again after a resume, and failed attempts retried.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from .costs import sample_cost_usd
+
+
+def _usages(raw: dict[str, Any]) -> dict[str, Any]:
+    from inspect_ai.model import ModelUsage
+
+    return {m: u if isinstance(u, ModelUsage) else ModelUsage(**u) for m, u in (raw or {}).items()}
+
+
+def log_cost(model_usage: dict[str, Any], cost_config: dict, prices: dict) -> float | None:
+    """$ of one log header's ``model_usage`` (0.0 when it records none; None when unpriced)."""
+    usage = _usages(model_usage)
+    if not usage:
+        return 0.0
+    return sample_cost_usd(usage, cost_config, prices)[0]
+
+
+def cell_spend(evals: dict[str, Any], records: list, cost_config: dict, prices: dict) -> dict[tuple, float | None]:
+    """``{(model, task): $ total}`` over every log file of each cell (see module docstring)."""
+    from .grouping import row_key
+
+    flushed: dict[str, float | None] = defaultdict(float)  # per log: its samples' usage (uuid once)
+    seen: set = set()
+    for r in records:
+        ident = r.uuid or (r.source, r.key)
+        if ident in seen:
+            continue
+        seen.add(ident)
+        if r.cost is None and (r.input_tokens or r.output_tokens) or r.retry_cost is None:
+            flushed[r.source] = None
+        elif flushed[r.source] is not None:
+            flushed[r.source] += (r.cost or 0.0) + r.retry_cost
+    out: dict[tuple, float | None] = {}
+    for ev in evals.values():
+        k = row_key(ev.model, ev.task)
+        usage = ev.header.get("model_usage") or {}
+        cost = log_cost(usage, cost_config, prices) if usage else flushed.get(ev.log, 0.0)
+        out[k] = None if cost is None or out.get(k, 0.0) is None else out.get(k, 0.0) + cost
+    return out
+
+
+def rerun_share(total: float | None, kept: float | None) -> float | None:
+    """The part of ``total`` not accounted for by the kept samples' own cost."""
+    if total is None or kept is None or total <= 0:
+        return None
+    return max(0.0, (total - kept) / total)
