@@ -113,11 +113,17 @@ def render(rows: list[tuple[str, str, Any, BatchView]]) -> str:
                     "batch" if v.batched else "live"))
         live_total += v.live_usd or 0.0
         batch_total += v.batch_usd or 0.0
-    unknown = " + n/a" if any(v.live_usd is None for *_, v in rows) else ""  # cells with no figure
+    def total_usd(total: float, cells: list) -> str:
+        """The sum, or ``n/a`` when a cell has no price (with what the priced cells add up to)."""
+        if all(c is not None for c in cells):
+            return _usd(total)
+        return f"n/a ({_usd(total)} priced)" if any(c is not None for c in cells) else "n/a"
+
     out.append(("total", "", str(sum(e.samples for _, _, e, _ in rows)), f"{sum(e.calls for _, _, e, _ in rows):,.0f}",
                 f"{sum(e.input_tokens for _, _, e, _ in rows):,.0f}",
-                f"{sum(e.output_tokens for _, _, e, _ in rows):,.0f}", _usd(live_total) + unknown,
-                _usd(batch_total) + unknown, "", "", ""))
+                f"{sum(e.output_tokens for _, _, e, _ in rows):,.0f}",
+                total_usd(live_total, [v.live_usd for *_, v in rows]),
+                total_usd(batch_total, [v.batch_usd for *_, v in rows]), "", "", ""))
     widths = [max(len(r[i]) for r in out) for i in range(len(head))]
     right = {2, 3, 4, 5, 6, 7, 8, 9}
     lines = ["  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
