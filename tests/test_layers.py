@@ -63,7 +63,7 @@ def add_module(site: Path, path: str, text: str) -> None:
 def test_the_contracts_hold(installed):
     out = lint(installed)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "Contracts: 3 kept, 0 broken." in out.stdout
+    assert "Contracts: 4 kept, 0 broken." in out.stdout
     assert "Analyzed" in out.stdout and "conflict_eval.plugins" not in out.stderr
 
 
@@ -81,6 +81,15 @@ def test_a_plugin_importing_another_plugin_breaks_independence(site):
     out = lint(site, "plugins-independent")
     assert out.returncode == 1, out.stdout
     assert "conflict_eval.plugins.kre is not allowed to import conflict_eval.plugins.conflictqa" in out.stdout
+
+
+def test_a_scorer_importing_a_plugin_breaks_the_unit_layers(site):
+    """The user_needs plugin <-> scorer circle is broken: the plugin uses its metric, not the reverse."""
+    assert lint(site, "units-layers").returncode == 0
+    add_module(site, "conflict_eval/scorers/user_needs/borrow.py", "from conflict_eval.plugins.user_needs import grid\n")
+    out = lint(site, "units-layers")
+    assert out.returncode == 1, out.stdout
+    assert "conflict_eval.scorers is not allowed to import conflict_eval.plugins" in out.stdout
 
 
 def test_the_core_importing_a_plugin_breaks_the_core_contract(site):

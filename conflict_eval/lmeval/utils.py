@@ -184,7 +184,7 @@ def process_cot(doc: dict, results: list[str]) -> dict[str, int]:
 
 def process_user_need(doc: dict, results: list[str]) -> dict[str, int]:
     """``user_need_accuracy``'s per-sample values: correct, refusal, near_refusal, parse_failure."""
-    from conflict_eval.plugins.user_needs.parse import parse_output
+    from conflict_eval.scorers.user_needs.parse import parse_output
     from conflict_eval.scorers.user_needs.scorer import judge_answer
 
     parsed = parse_output(results[0])
