@@ -23,12 +23,25 @@ from conflict_eval.answers import ChoiceParse, letters_for, parse_choice
         ("<A>(d)</A>", "D", "tag"),
         ("<answer>b) Paris</answer>", "B", "tag"),
         ("Reasoning...\n<a>A.</a>", "A", "tag"),
-        ("(A)", "A", "paren"),
-        ("[c]", "C", "paren"),
-        ("A.", "A", "bare"),
-        ("A)", "A", "delimited"),
-        ("B) Paris", "B", "delimited"),
-        ("- C. Rome", "C", "delimited"),
+        ("(A)", "A", "lead"),
+        ("[c]", "C", "lead"),
+        ("A.", "A", "lead"),
+        ("A)", "A", "lead"),
+        ("B) Paris", "B", "lead"),
+        ("- C. Rome", "C", "lead"),
+        ("B:", "B", "lead"),
+        ("B: Gluons are studied in particle physics, not biochemistry.", "B", "lead"),
+        ("B. text", "B", "lead"),
+        ("D (walked)", "D", "lead"),
+        ("**D** — walked", "D", "lead"),
+        ("A – The tune has no recorded composer", "A", "lead"),
+        ("Sure, here it is:\n\nc) Rome", "C", "lead"),
+        ("I weighed the documents.\n(A)", "A", "paren"),
+        ("I weighed the documents, then [c].", "C", "paren"),
+        ("I weighed the documents.\nA.", "A", "bare"),
+        ("I weighed the documents.\nA)", "A", "delimited"),
+        ("I weighed the documents.\nB) Paris", "B", "delimited"),
+        ("I weighed the documents.\n- C. Rome", "C", "delimited"),
         ("Answer: A", "A", "phrase"),
         ("answer is A", "A", "phrase"),
         ("answer: b", "B", "phrase"),
@@ -46,11 +59,11 @@ from conflict_eval.answers import ChoiceParse, letters_for, parse_choice
         ("I would choose A.", "A", "phrase"),
         ("I'll go with option (C)", "C", "phrase"),
         ("We pick D", "D", "phrase"),
-        ("B", "B", "bare"),
-        ("b", "B", "bare"),
-        ("a", "A", "bare"),
-        ("  **C**  ", "C", "bare"),
-        ('"D"', "D", "bare"),
+        ("B", "B", "lead"),
+        ("b", "B", "lead"),
+        ("a", "A", "lead"),
+        ("  **C**  ", "C", "lead"),
+        ('"D"', "D", "lead"),
         ("Let me think about it.\nB", "B", "bare"),
     ],
 )
@@ -126,7 +139,7 @@ def test_answer_phrase_beats_parenthesised_mentions():
 
 
 def test_parenthesised_beats_bare_and_delimited():
-    r = parse_choice("A. First line\nProbably (C) fits")
+    r = parse_choice("Some thought.\nA. First line\nProbably (C) fits")
     assert (r.letter, r.method) == ("C", "paren")
 
 
@@ -144,7 +157,7 @@ def test_loose_ambiguity_can_be_resolved_by_a_weaker_unambiguous_rule():
 
 
 def test_loose_rule_repeating_one_letter_is_fine():
-    text = "(B) looks good. Yes, (B)."
+    text = "I'd say (B) looks good. Yes, (B)."
     r = parse_choice(text)
     assert (r.ok, r.letter) == (True, "B")
     last = text.rindex("B")
@@ -161,14 +174,12 @@ def test_loose_rule_repeating_one_letter_is_fine():
         "A man went to the market.",
         "I think so too.",
         "The answer is a bit unclear.",
-        "Answer: I don't know.",
         "The answer to a question like this is hard.",
         "answer the question carefully",
         "Option A says X; option B says Y.",
         "e.g. something, i.e. nothing",
         "Vitamin C is good for you.",
         "answer(s) will follow",
-        "I'm not sure.",
         "I would choose a different approach.",
         "It's B-grade work",
     ],
@@ -325,3 +336,87 @@ def test_letters_for():
 def test_doctests():
     result = doctest.testmod(answers)
     assert result.attempted > 0 and result.failed == 0
+
+
+# --------------------------------------------------------------------------
+# Issue 32: the choice a reply opens with, refusals, genuine ambiguity
+
+GLUON_OPTIONS = ["Gluons are studied in particle physics.", "Biochemistry does not study gluons.", "Uncertain."]
+
+
+@pytest.mark.parametrize("text, letter", [
+    # the choice, then an explanation that quotes a document's or an option's letter or text
+    ('(B)\n\nDocument 3 claims "(A) Mozart composed it", but the melody is an older French tune.', "B"),
+    ("(B) -- (A) is a common misconception.", "B"),
+    ("B: Biochemistry does not study gluons. Gluons are studied in particle physics.", "B"),
+    ("B: Gluons are studied in particle physics, not biochemistry.", "B"),
+    ("**B** — Biochemistry does not study gluons; option A says otherwise.", "B"),
+    ("b) biochemistry does not study gluons", "B"),
+    ("Sure, here it is:\n\nB: Biochemistry does not study gluons. (A) is wrong.", "B"),
+    # the choice restated later agrees; a revision wins
+    ("B: Biochemistry does not study gluons.\n\nSo the answer is B.", "B"),
+    ("B: Biochemistry does not study gluons.\n\nActually, on reflection the answer is A.", "A"),
+    # a final-answer line after working
+    ("ANSWER1: A\nANSWER2: B\nFinal answer: B", "B"),
+    ("C. S. Lewis has nothing to do with it; the answer is B.", "B"),  # initials are no choice
+    ("Document 1 says (A); document 2 says (B). Weighing them:\nFinal answer: **b**", "B"),
+])
+def test_leading_choice_and_final_answer(text, letter):
+    r = parse_choice(text, "ABC", options=GLUON_OPTIONS)
+    assert r.ok and r.letter == letter, r
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("A or B", "no choice letter found"),
+    ("The answer is A or B.", "ambiguous: the answer names several letters (A, B)"),
+    ("Answer: A\n\nAnswer: B", "ambiguous: the reply declares different answers (A, B)"),
+    ("B: Biochemistry does not study gluons.\n\nHowever, the correct answer is A.",
+     "ambiguous: the reply declares different answers (B, A)"),
+    ("A. Gluons are studied in particle physics.\nB. Biochemistry does not study gluons.",  # a listing
+     "ambiguous: several different letters found (A, B)"),
+    ("(A) particle physics (B) biochemistry", "ambiguous: several different letters found (A, B)"),
+    ("A: Biochemistry does not study gluons.", "ambiguous: letter A but the text of option B"),
+    # a sentence that opens with an initial and then declares another letter: not read as either
+    ("A. Einstein never studied gluons, so the answer is B.", "ambiguous: the reply declares different answers (A, B)"),
+])
+def test_genuine_ambiguity_stays_a_counted_failure(text, reason):
+    r = parse_choice(text, "ABC", options=GLUON_OPTIONS)
+    assert not r.ok and not r.refused and r.reason == reason, r
+
+
+@pytest.mark.parametrize("text, phrase", [
+    ("I cannot determine the answer from the documents.", "I cannot determine"),
+    ("I can't tell which option is right.", "I can't tell"),
+    ("I'm unable to answer this question.", "I'm unable to answer"),
+    ("None of the options is supported by the documents.", "None of the options"),
+    ("None of the above.", "None of the above"),
+    ("The documents do not contain enough information to answer.", "not contain enough information"),
+    ("There is insufficient evidence to choose between (A) and (B).", "insufficient evidence"),
+    ("Neither A nor B is correct.", "Neither A nor B"),
+    ("It cannot be determined from the passages whether (A) or (B) holds.", "cannot be determined"),
+    ("I don't know.", "I don't know"),
+    ("I'm not sure.", "I'm not sure"),
+    ("Answer: I don't know.", "I don't know"),
+])
+def test_a_sincere_refusal_is_a_refusal_not_a_parse_failure(text, phrase):
+    r = parse_choice(text, "ABC")
+    assert not r.ok and r.refused and r.letter is None
+    assert r.reason == f"refusal: {phrase!r}"
+
+
+@pytest.mark.parametrize("text, letter", [
+    ("I cannot be certain, but the answer is B.", "B"),          # a refusal that still declares a letter
+    ("I don't know for sure. (B)", "B"),
+    ("(A)\n\nNone of the documents address this question.", "A"),  # real Table 12 reply: "documents", not options
+    ("I'm uncertain.", "C"),                                        # the words are option C's text
+])
+def test_refusal_words_with_a_choice_are_the_choice(text, letter):
+    r = parse_choice(text, "ABC", options=GLUON_OPTIONS)
+    assert r.ok and r.letter == letter and not r.refused, r
+
+
+def test_a_refused_parse_is_never_ok():
+    with pytest.raises(ValueError):
+        ChoiceParse(letter="A", ok=True, refused=True)
+    r = ChoiceParse.refusal("I cannot  determine")
+    assert (r.ok, r.refused, r.reason) == (False, True, "refusal: 'I cannot determine'")

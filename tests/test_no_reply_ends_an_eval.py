@@ -57,7 +57,7 @@ def test_baselines(method, name, reply, log_dir):
     log = run_pathological("conflict_eval/run", {"method": method, "dataset": "demo"}, reply, log_dir)
     sample = log.samples[0]
     score = sample.scores["choice_accuracy"]
-    assert score.value == {"accuracy": 0, "parse_failure": 1, "misled": 0}
+    assert score.value == {"accuracy": 0, "parse_failure": 1, "refusal": 0, "misled": 0}
     assert score.metadata["parse_failure_reason"]
 
 

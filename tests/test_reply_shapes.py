@@ -49,10 +49,10 @@ def table(names, rows):
     ("Final answer: “B”", "B"),
     ("```\nB\n```", "B"),
     ("Sure! Let's look at the evidence.\n\nThe passage says X moved.\n\nFinal answer: D", "D"),
-    ("B. Paris\n\nExplanation: the evidence clearly says so, although option A is tempting.", "B"),
+    ("B. Rome\n\nExplanation: the evidence clearly says so, although option A is tempting.", "B"),
     ("- **B) Rome**", "B"),
-    ("B – The placenta", "B"),
-    ("**B** – The placenta", "B"),
+    ("D – The placenta", "D"),
+    ("**D** – The placenta", "D"),
     ("Answer: A\n\nReasoning: ...\n\nAnswer: A", "A"),
     ("Answer:    \n\n   C", "C"),
     ("The answer is A because the evidence says so.", "A"),
@@ -74,7 +74,7 @@ def test_choice_shapes(reply, letter):
     ("", "empty response"),
     ("Let me think step by step. First, the evidence says", "no choice letter found"),
     ("The answer is (", "no choice letter found"),
-    ("I cannot answer this question.", "no choice letter found"),
+    ("I cannot answer this question.", "refusal: 'I cannot answer'"),
     ("A man went to the market.", "no choice letter found"),
     ("The answer is B or C.", "ambiguous"),
     ("(A) Paris\n(B) Rome", "ambiguous"),
@@ -82,6 +82,8 @@ def test_choice_shapes(reply, letter):
     ("<a>" * 20_000, "no choice letter found"),
     ("Vitamin C is the best source here.", "no choice letter found"),
     ("Plan A is correct, I guess.", "no choice letter found"),
+    ("B. Paris", "ambiguous: letter B but the text of option A"),  # the letter and the text disagree
+    ("B – The placenta\nJustification: the documents agree.", "ambiguous: letter B but the text of option D"),
 ])
 def test_choice_failures(reply, reason_start):
     parsed = parse_choice(reply, options=OPTIONS)

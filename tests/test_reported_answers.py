@@ -111,7 +111,7 @@ def test_end_to_end_run_is_not_misled_by_a_quoted_document(log_dir):
                          model=scripted_model(lambda prompt: reply), sample_id=meta["id"], log_dir=log_dir,
                          display="none")
     [sample] = log.samples
-    assert sample.scores["choice_accuracy"].value == {"accuracy": 1, "parse_failure": 0, "misled": 0}
+    assert sample.scores["choice_accuracy"].value == {"accuracy": 1, "parse_failure": 0, "refusal": 0, "misled": 0}
 
 
 # ---------------------------------------------------------------- yes / no (§4.6)

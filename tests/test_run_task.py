@@ -34,13 +34,15 @@ def test_end_to_end_prompt_is_figure_10(log_dir):
 def test_choice_accuracy_counts_exactly(log_dir):
     gold = _gold_letters()
     ids = list(gold)
-    # first 10 items right, next 6 wrong, last 4 unparseable
+    # first 10 items right, next 6 wrong, 2 unparseable, last 2 refusals
     replies = {}
     for i, sid in enumerate(ids):
         if i < 10:
             replies[sid] = f"{gold[sid]}</a>"
         elif i < 16:
             replies[sid] = "D</a>" if gold[sid] != "D" else "A</a>"
+        elif i < 18:
+            replies[sid] = "Let me weigh the evidence first."
         else:
             replies[sid] = "I am not sure about this one."
     questions = {}
@@ -60,12 +62,15 @@ def test_choice_accuracy_counts_exactly(log_dir):
     by_key = {s.name: s for s in log.results.scores}
     assert log.results.total_samples == 20
     assert by_key["accuracy"].metrics["accuracy"].value == pytest.approx(10 / 20)
-    assert by_key["parse_failure"].metrics["mean"].value == pytest.approx(4 / 20)
+    assert by_key["parse_failure"].metrics["mean"].value == pytest.approx(2 / 20)
+    assert by_key["refusal"].metrics["mean"].value == pytest.approx(2 / 20)  # wrong, counted apart
     assert metrics  # results table is populated
     failed = [s for s in log.samples if s.scores["choice_accuracy"].value["parse_failure"] == 1]
-    assert len(failed) == 4
+    assert len(failed) == 2
     assert all(s.scores["choice_accuracy"].answer is None for s in failed)
     assert all("parse failure" in s.scores["choice_accuracy"].explanation for s in failed)
+    refused = [s for s in log.samples if s.scores["choice_accuracy"].value["refusal"] == 1]
+    assert len(refused) == 2 and all(s.scores["choice_accuracy"].value["accuracy"] == 0 for s in refused)
 
 
 def test_misled_rate(log_dir):

@@ -3,14 +3,16 @@
 What belongs here: the reply utilities every parser of model output shares
 (``reply``: clipping, safe logging, answer tags, reported and revised
 answers, prefills), the multiple-choice letter parser (``choice``, with its
-letter rules in ``letters``), text-overlap metrics (``text_metrics``), the
-replies the parser fuzz tests are built from (``fuzz``), the reuse of a
-model's output for a byte-identical prompt in one run (``reuse``) and the
-check that turns a failed model call into an error (``failures``). A method's own reply
+letter rules in ``letters``), the one refusal recogniser (``refusal``),
+text-overlap metrics (``text_metrics``), the replies the parser fuzz tests are
+built from (``fuzz``), the reuse of a model's output for a byte-identical
+prompt in one run (``reuse``) and the check that turns a failed model call
+into an error (``failures``). A method's own reply
 format lives in its plugin folder and builds on these.
 """
 
 from conflict_eval.answers.choice import ChoiceParse, Method, letters_for, parse_choice
+from conflict_eval.answers.refusal import Refusal, find_refusal, is_refusal
 from conflict_eval.answers.reply import (
     MAX_REPLY_CHARS,
     Tag,
@@ -28,10 +30,13 @@ from conflict_eval.answers.reply import (
 __all__ = [
     "MAX_REPLY_CHARS",
     "ChoiceParse",
+    "Refusal",
     "Method",
     "Tag",
     "clip",
     "continues_prefill",
+    "find_refusal",
+    "is_refusal",
     "first_tagged_answer",
     "letters_for",
     "loggable",
@@ -45,14 +50,14 @@ __all__ = [
 
 # ``doctest.testmod(conflict_eval.answers)`` still runs every example of the
 # modules this package was split into.
-from conflict_eval.answers import choice as _choice, letters as _letters, reply as _reply  # noqa: E402
+from conflict_eval.answers import choice as _choice, letters as _letters, refusal as _refusal, reply as _reply  # noqa: E402
 
 
 def _doctest_targets() -> dict:
     import inspect
 
     found: dict = {}
-    for module in (_choice, _letters, _reply):
+    for module in (_choice, _letters, _refusal, _reply):
         found[module.__name__] = module.__doc__ or ""
         for name, obj in vars(module).items():
             if (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ == module.__name__:

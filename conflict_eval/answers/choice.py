@@ -6,7 +6,16 @@ exactly one allowed choice the result has ``ok=False`` and a ``reason``.
 
 Recognised forms
 ----------------
-The reply is scanned by five *rules*, listed from strongest to weakest. The
+Any case (``b`` is ``B``): ``B``, ``(B)``, ``B.``, ``B:``, ``B)``,
+``**B**``, ``B. text``, ``B: text``, ``E (walked)``, ``**E** — walked``,
+``B – text``, ``Answer: B``, ``<a>B</a>`` after a preamble, and a
+final-answer line after working (``ANSWER1: E`` / ``ANSWER2: D`` /
+``Final answer: D`` gives D). Text quoted from the documents or the options
+is not a vote, and neither is an explanation after the choice. A sincere
+refusal with no letter of its own is reported as one (``refused``, see
+"Refusals" below).
+
+The reply is scanned by six *rules*, listed from strongest to weakest. The
 strongest rule that finds anything decides (precedence); weaker rules are
 only consulted when every stronger one found nothing.
 
@@ -21,10 +30,29 @@ only consulted when every stronger one found nothing.
    The same rule reads a letter *before* a verdict: ``B is correct``,
    ``(C) is the right answer``, ``B would be the best choice`` (lower-case
    ``a``/``i`` excluded: "a is ..." is not a choice).
-3. ``paren`` -- a parenthesised or bracketed letter anywhere: ``(A)``, ``[c]``.
-4. ``bare`` -- a line consisting only of a letter, optionally wrapped in
+3. ``lead`` -- the choice the reply *opens with*: its first non-empty line
+   (or the line after a one-line preamble ending in ``:``, "Here is my
+   answer:") starts with ``B``, ``(B)``, ``[B]``, ``B.``, ``B:``, ``B)``
+   (each followed by white space or the end of the line), ``B – text`` /
+   ``**E** — walked`` (a spaced dash), ``E (walked)`` (a bracketed gloss
+   ending the line), or an emphasised ``**B**`` -- after an optional list
+   bullet. What follows is the explanation: ``(B)`` then a document's quoted
+   "(A)" is B; ``B: Biochemistry does not study gluons.`` then a sentence
+   quoting option A's text is B. Not a lead: running text ("A man ...", "I
+   think ..."), a letter outside the allowed set, and an option *listing*
+   (the next non-empty line opens with the next letter, "A. Paris" / "B.
+   Rome", or the next letter is bracketed later on the line, "(A) Paris (B)
+   London"). With ``options``, a lead followed on its line by exactly the
+   text of a *different* option ("A – The placenta" where the placenta is
+   option B) is a failure (``"ambiguous: letter A but the text of option
+   B"``). A lead ranks below the declarative rules: an own answer phrase
+   counts together with it as a second declaration (agreeing: fine; a
+   different letter: ambiguous unless revised, as below), and an answer tag
+   decides alone.
+4. ``paren`` -- a parenthesised or bracketed letter anywhere: ``(A)``, ``[c]``.
+5. ``bare`` -- a line consisting only of a letter, optionally wrapped in
    markdown emphasis or quotes and followed by ``.``/``!``: ``B``, ``**b**``.
-5. ``delimited`` -- a letter at the start of a line followed by ``.`` or
+6. ``delimited`` -- a letter at the start of a line followed by ``.`` or
    ``)`` and whitespace/end, or by a spaced dash: ``B. Paris``, ``- C) Rome``,
    ``B – The placenta`` (the shape of ConflictScore's Table 14 option lines).
 
@@ -40,13 +68,28 @@ no, Answer: B", "Actually, the answer is B"); otherwise the reply declares two
 answers and the result is a failure with reason ``"ambiguous: the reply
 declares different answers (...)"``. A declaration that joins several letters
 ("Answer: B or C", "<a>A, D</a>", "the answer is (A) and (C)") is a failure
-with reason ``"ambiguous: ..."``. Rules 3-5 are *loose*: they
+with reason ``"ambiguous: ..."``. Rules 4-6 are *loose*: they
 also match option listings and mentions ("(A) is wrong, (B) fits"). A loose
 rule therefore only decides when all of its matches name the same allowed
 letter (the last occurrence supplies ``span``). If a loose rule names several
 different letters the reply is *ambiguous*; the remaining weaker rules are still
 tried (so "(A) is wrong, (B) fits.\\n\\nB" parses as B via ``bare``), and if
 none of them decides, the result is a failure with reason ``"ambiguous: ..."``.
+
+Refusals
+--------
+When no rule finds a letter of the reply's own -- nothing at all, or only
+loose mentions of several letters ("I cannot determine whether (A) or (B)
+...") -- and :func:`conflict_eval.answers.refusal.find_refusal` finds a
+sincere refusal ("I cannot determine ...", "None of the options ...", "The
+documents do not contain enough information ..."), the result is
+``ChoiceParse.refusal``: ``ok=False``, ``refused=True``, ``reason="refusal:
+'<the refusing words>'"``. Metrics count it as a refusal, not a parse
+failure, and score it wrong. A refusal that still declares a letter is that
+letter ("I can't be sure, but the answer is B" is B); refusing words that
+are an option's own text ("I'm uncertain." with the option "Uncertain.")
+choose that option. Declared ambiguity ("Answer: A or B") and an invalid
+declared letter stay failures.
 
 Case and English words
 ----------------------
@@ -109,6 +152,12 @@ Examples
 'A'
 >>> parse_choice("A man went to the market.").reason
 'no choice letter found'
+>>> parse_choice('(B)\\n\\nDocument 3 says "(A)", but that is a myth.').letter
+'B'
+>>> parse_choice("E (walked)", "ABCDE").letter
+'E'
+>>> parse_choice("I cannot determine the answer from the documents.").refused
+True
 >>> parse_choice("Final answer: E").ok
 False
 >>> parse_choice("It must be Rome.", options=["Paris", "Rome"]).letter
@@ -127,12 +176,13 @@ from dataclasses import dataclass, replace
 from typing import Literal
 from conflict_eval.answers.letters import (
     _ANSWER_TAGS, _BARE_RE, _DELIM_RE, _PAREN_RE, _PHRASE_RE, _VERDICT_AFTER_RE,
-    _describe_letters, _more_letters, _normalise_letters, _read_letter,
+    _describe_letters, _lead, _more_letters, _normalise_letters, _read_letter,
 )
+from conflict_eval.answers.refusal import find_refusal
 from conflict_eval.answers.reply import MAX_REPLY_CHARS, clip, reported, revised, tag_bodies
 
 
-Method = Literal["tag", "phrase", "paren", "bare", "delimited", "option_text"]
+Method = Literal["tag", "phrase", "lead", "paren", "bare", "delimited", "option_text"]
 
 
 @dataclass(frozen=True)
@@ -149,6 +199,10 @@ class ChoiceParse:
             failure.
         index: 0-based position of ``letter`` in the allowed letters (i.e. the
             option index); ``None`` on failure.
+        refused: ``True`` when the reply names no letter of its own and
+            refuses to answer (:mod:`conflict_eval.answers.refusal`); then
+            ``ok`` is ``False`` and ``reason`` starts with ``"refusal"``.
+            Metrics count it as a refusal, not a parse failure.
     """
 
     letter: str | None
@@ -157,10 +211,11 @@ class ChoiceParse:
     span: tuple[int, int] | None = None
     method: Method | None = None
     index: int | None = None
+    refused: bool = False
 
     def __post_init__(self) -> None:
-        if self.ok and (self.letter is None or self.reason is not None):
-            raise ValueError("an ok ChoiceParse needs a letter and no reason")
+        if self.ok and (self.letter is None or self.reason is not None or self.refused):
+            raise ValueError("an ok ChoiceParse needs a letter, no reason and no refusal")
         if not self.ok and (self.letter is not None or not self.reason):
             raise ValueError("a failed ChoiceParse needs a reason and no letter")
 
@@ -168,6 +223,11 @@ class ChoiceParse:
     def failure(cls, reason: str) -> ChoiceParse:
         """A failed parse with the given reason."""
         return cls(letter=None, ok=False, reason=reason)
+
+    @classmethod
+    def refusal(cls, phrase: str) -> ChoiceParse:
+        """A reply that refuses to answer (``phrase``: the refusing words)."""
+        return cls(letter=None, ok=False, reason=f"refusal: {' '.join(phrase.split())!r}", refused=True)
 
 
 def letters_for(n: int) -> str:
@@ -332,6 +392,18 @@ def _option_fallback(text: str, allowed: str, options: Sequence[str]) -> ChoiceP
     return None
 
 
+def _other_option_named(text: str, at: int, index: int, options: Sequence[str]) -> int | None:
+    """The index of another option whose whole text is what follows the
+    leading letter at ``at`` on its line ("A – The placenta" where the
+    placenta is option B), else ``None``."""
+    end = text.find("\n", at)
+    rest = _option_key(re.sub(r"[^\w\s]", " ", text[at + 1:end if end >= 0 else len(text)]))
+    if not rest:
+        return None
+    named = [i for i, o in enumerate(options) if _option_key(re.sub(r"[^\w\s]", " ", o)) == rest]
+    return named[0] if named and index not in named else None
+
+
 # --------------------------------------------------------------------------
 # Public entry point
 
@@ -420,10 +492,25 @@ def _parse_choice(text: str, allowed: str, options: Sequence[str] | None) -> Cho
     # reported from a document) of the strongest rule that has any decide;
     # an invalid letter is a failure.
     declared = [(method, rule(text)) for method, rule in _DECLARATIVE_RULES]
+    lead = _lead(text, allowed)
     for method, found in declared:
         own = [c for c in found if not reported(text, c[3])]
         if own:
+            if method == "phrase" and lead is not None and all(c[1] != lead[1] for c in own):
+                # A reply that opens with its choice and declares it again later
+                # ("B: ... so the answer is B"): both count, as two declarations.
+                own = sorted([(lead[0], lead[1], (), lead[2], False), *own], key=lambda c: c[1])
             return _decide(text, allowed, method, own)
+    if lead is not None:
+        # The reply opens with its choice ("B: Biochemistry does not study
+        # gluons.", "(B)" then an explanation, "E (walked)"): what follows is
+        # its explanation, and letters or option texts quoted there are no votes.
+        up = lead[0].upper()
+        other = _other_option_named(text, lead[1], allowed.index(up), options) if options else None
+        if other is not None:
+            return ChoiceParse.failure(f"ambiguous: letter {up} but the text of option {allowed[other]}")
+        return ChoiceParse(letter=up, ok=True, span=(lead[1], lead[1] + 1), method="lead",
+                           index=allowed.index(up))
     for method, found in declared:  # only reported declarations: they are all the reply says
         if found:
             return _decide(text, allowed, method, found)
@@ -443,6 +530,16 @@ def _parse_choice(text: str, allowed: str, options: Sequence[str] | None) -> Cho
             )
         if len(distinct) > 1 and ambiguous is None:
             ambiguous = distinct
+    refusal = find_refusal(text)
+    if refusal is not None:
+        # No letter of its own (at most letters it mentions): a sincere
+        # refusal -- unless its words are an option's text ("I'm uncertain."
+        # with the option "Uncertain."), which is then the choice.
+        fallback = _option_fallback(text, allowed, options) if options else None
+        if fallback is not None and fallback.ok and fallback.span[0] < refusal.span[1] \
+                and refusal.span[0] < fallback.span[1]:
+            return fallback
+        return ChoiceParse.refusal(refusal.phrase)
     if ambiguous is not None:
         return ChoiceParse.failure(
             f"ambiguous: several different letters found ({', '.join(ambiguous)})"

@@ -82,7 +82,8 @@ class ParserEntry:
             raise
 
 
-_CHOICE = "choice_accuracy: wrong (accuracy 0) and counted in parse_failure; never mapped to a letter"
+_CHOICE = ("choice_accuracy: wrong (accuracy 0) and counted in parse_failure -- or in refusal when the reply "
+           "names no letter and refuses (ChoiceParse.refused); never mapped to a letter")
 _BASELINE = ("the method stores answer_parse_failure; choice_accuracy scores it wrong and counts it in "
              "parse_failure")
 _MICROACT = "Micro-Act: counted (invalid_actions / helper_parse_failures) and shown to the model as an observation; the loop goes on"
@@ -92,6 +93,11 @@ PARSERS: list[ParserEntry] = [
     ParserEntry("parse_choice", "conflict_eval.answers:parse_choice", _CHOICE,
                 call=lambda fn, t: fn(t, "ABCD", options=["Paris", "Rome", "Paris, Texas", "the placenta"]),
                 owner="conflict_eval.answers"),
+    ParserEntry("is_refusal", "conflict_eval.answers.refusal:is_refusal",
+                "never fails: a reply is a sincere refusal or not (a refusal is scored wrong and counted in refusal)",
+                owner="conflict_eval.answers"),
+    ParserEntry("find_refusal", "conflict_eval.answers.refusal:find_refusal",
+                "never fails: the refusing words, or None", owner="conflict_eval.answers"),
     ParserEntry("first_tagged_answer", "conflict_eval.answers:first_tagged_answer",
                 "End-to-End / Micro-Act final answer: no answer_text stored; choice_accuracy reads the whole "
                 "reply, which has no tag, and counts a parse failure if no letter", owner="conflict_eval.answers"),

@@ -176,3 +176,105 @@ def _more_letters(text: str, letter: str, at: int, end: int | None) -> tuple[str
             more.append(nxt.upper())
         pos = nxt_at + 1
     return tuple(more)
+
+# --------------------------------------------------------------------------
+# The leading choice: a reply that opens with its choice ("B: text", "E (walked)")
+
+_LEAD_SKIP = " \t*_`\"'“‘#"
+_DASHES = "-–—"
+
+
+def _line_choice(text: str, start: int, end: int) -> tuple[str, int] | None:
+    """The choice letter a line ``text[start:end]`` opens with, or ``None``.
+
+    Forms (any case; markup around the letter and a list bullet before it
+    allowed): ``B``, ``(B)``,
+    ``[B]``, ``B.``, ``B:``, ``B)`` -- each followed by white space or the end
+    of the line -- ``B – text`` / ``**E** — walked`` (a spaced dash),
+    ``E (walked)`` (a bracketed gloss that ends the line), and ``**B** ...``
+    (a letter wrapped in emphasis, then anything). "A man ...", "I think ...",
+    "B2", "A.M." are not choices.
+    """
+    pos = start
+    while pos < end and text[pos] in " \t":
+        pos += 1
+    if pos + 1 < end and text[pos] in "-•" and text[pos + 1] in " \t":
+        pos += 2  # a list bullet: "- A – The uterus"
+    while pos < end and text[pos] in _LEAD_SKIP:
+        pos += 1
+    wrapped = pos > start and text[pos - 1] in "*_`"
+    if pos + 2 < end and text[pos] in "([" and text[pos + 2] in ")]" and text[pos + 1] in string.ascii_letters:
+        return text[pos + 1], pos + 1
+    if pos >= end or text[pos] not in string.ascii_letters:
+        return None
+    letter, at = text[pos], pos
+    nxt = pos + 1
+    if nxt < end and (text[nxt].isalnum() or text[nxt] in "'’_-"):
+        return None
+    closing = nxt
+    while closing < end and text[closing] in "*_`\"'”’":
+        closing += 1
+    if closing >= end:
+        return letter, at
+    c = text[closing]
+    if c in ".:)" and (closing + 1 >= end or text[closing + 1] in " \t*_`"):
+        after = closing + 1
+        while after < end and text[after] in " \t":
+            after += 1
+        if c == "." and after + 1 < end and text[after].isupper() and text[after + 1] == ".":
+            return None  # initials: "C. S. Lewis wrote it"
+        return letter, at
+    if c not in " \t":
+        return None
+    if wrapped and closing > nxt:
+        return letter, at  # "**B** ..." : an emphasised letter
+    gap = closing
+    while gap < end and text[gap] in " \t":
+        gap += 1
+    if gap < end and text[gap] in _DASHES and (gap + 1 >= end or text[gap + 1] in " \t"):
+        return letter, at
+    if gap < end and text[gap] == "(":
+        close = text.find(")", gap, end)
+        if close > 0 and not text[close + 1:end].strip(" \t.*_`\"'”’!"):
+            return letter, at  # "E (walked)"
+    return None
+
+
+def _lines_after(text: str, pos: int):
+    """(start, end) of the non-empty lines from ``pos`` on."""
+    n = len(text)
+    while pos < n:
+        end = text.find("\n", pos)
+        end = n if end < 0 else end
+        if text[pos:end].strip(" \t\r*_`"):
+            yield pos, end
+        pos = end + 1
+
+
+def _lead(text: str, allowed: str) -> tuple[str, int, int] | None:
+    """The reply's leading choice: ``(letter, offset, line start)`` when its
+    first non-empty line (or the one after a one-line preamble ending in ``:``,
+    "Here is my answer:") opens with a choice (:func:`_line_choice`) among
+    ``allowed``, and that line does not begin an option listing (the next
+    non-empty line opening with the next letter: "A. Paris" / "B. Rome", or
+    the next letter bracketed later on the line: "(A) Paris (B) London")."""
+    lines = _lines_after(text, 0)
+    first = next(lines, None)
+    if first is None:
+        return None
+    got = _line_choice(text, *first)
+    if got is None and first[1] - first[0] <= 200 and text[first[0]:first[1]].rstrip(" \t\r*_").endswith(":"):
+        first = next(lines, None)
+        got = _line_choice(text, *first) if first is not None else None
+    if got is None or got[0].upper() not in allowed:
+        return None
+    following = chr(ord(got[0]) + 1)
+    rest = text[got[1] + 1:first[1]]
+    if f"({following})" in rest or f"[{following}]" in rest:
+        return None  # "(A) Paris (B) London": a listing on one line
+    after = next(lines, None)
+    if after is not None:
+        nxt = _line_choice(text, *after)
+        if nxt is not None and ord(nxt[0].upper()) == ord(got[0].upper()) + 1:
+            return None  # an option listing, not a choice
+    return got[0], got[1], first[0]

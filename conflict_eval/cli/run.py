@@ -90,6 +90,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     task = registry_create("task", "conflict_eval/run", method=args.method, dataset=args.dataset,
                            scorer=scorer, path=path, **options)
     model_args = parse_pairs(args.model_arg, "-M")
+    from conflict_eval.runs.batching import generate_batch, parse_batch_flag
+
+    batch = parse_batch_flag(args.batch)  # Inspect's GenerateConfig.batch, passed unchanged
     max_tokens = env_default(args.max_tokens, "INSPECT_EVAL_MAX_TOKENS", int)
     log_dir = args.log_dir or env_default(None, "INSPECT_LOG_DIR") or "logs"
     started = time.time()
@@ -103,6 +106,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 limit=env_default(args.limit, "INSPECT_EVAL_LIMIT", int),
                 log_dir=log_dir,
                 **({"max_tokens": max_tokens} if max_tokens else {}),
+                **({"batch": generate_batch(batch)} if batch is not None else {}),
                 display=env_default(args.display, "INSPECT_DISPLAY") or "plain",
             )
         except KeyboardInterrupt:
@@ -242,6 +246,9 @@ def add_cli_commands(sub) -> None:
     p.add_argument("--limit", type=int, help="number of samples (default: INSPECT_EVAL_LIMIT, else all)")
     p.add_argument("--max-tokens", type=int, help="new tokens per model call (default: INSPECT_EVAL_MAX_TOKENS, else 512)")
     p.add_argument("--log-dir", help="log directory (default: INSPECT_LOG_DIR, else ./logs)")
+    p.add_argument("--batch", nargs="?", const="true", metavar="SIZE|FILE",
+                   help="send the calls through the provider's batch API (Inspect's --batch: bare, a batch size, "
+                        "or a YAML/JSON file of BatchConfig fields); about half price, answers within 24 h")
     p.add_argument("--display", choices=["full", "rich", "plain", "log", "none"],
                    help="default: INSPECT_DISPLAY, else plain")
     p.set_defaults(fn=cmd_run)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from conflict_eval.cli.options import parse_pairs
@@ -20,27 +21,22 @@ def _models(args) -> list[ModelSpec] | None:
     return [ModelSpec(m, args.max_connections, extra) for m in args.model]
 
 
-def _estimate_cells(args, suite, models):
-    from conflict_eval.runs.run import build_cells, parse_shard
+def _estimate_rows(args, suite, models):
+    """Live and batch cost per cell (:mod:`conflict_eval.runs.batch_estimate`)."""
+    from conflict_eval.runs.batch_estimate import suite_rows
+    from conflict_eval.runs.run import parse_shard
 
-    mcc = args.model_cost_config or suite.eval.get("model_cost_config")
-    cells = build_cells(suite, parse_shard(args.shard), models=models, limit=args.limit, model_cost_config=mcc,
-                        connect=False)
-    return [(c.model.model, c.label, c.estimate) for c in cells]
-
-
-def _print_estimate(rows, as_json: bool) -> None:
-    from conflict_eval.runs.estimate import estimates_json, render_estimates
-
-    if as_json:
-        print(json.dumps(estimates_json(rows), indent=2))
-    else:
-        print(render_estimates(rows))
+    return suite_rows(suite, shard=parse_shard(args.shard), models=models or suite.models, limit=args.limit,
+                      model_cost_config=args.model_cost_config or suite.eval.get("model_cost_config"))
 
 
 def cmd_suite_estimate(args) -> int:
+    from conflict_eval.runs.batch_estimate import render_rows, rows_json
+    from conflict_eval.runs.batching import parse_batch_flag, with_batch
+
     suite = load_suite(args.suite)
-    _print_estimate(_estimate_cells(args, suite, _models(args)), args.json)
+    rows = _estimate_rows(args, suite, with_batch(_models(args) or suite.models, parse_batch_flag(args.batch)))
+    print(json.dumps(rows_json(rows), indent=2) if args.json else render_rows(rows))
     return 0
 
 
@@ -48,10 +44,15 @@ def cmd_suite_run(args) -> int:
     from conflict_eval.runs.run import parse_shard, run_suite
     from conflict_eval.runs.status import incomplete, render_status
 
+    from conflict_eval.runs.batching import parse_batch_flag, with_batch
+
     suite = load_suite(args.suite)
-    models = _models(args)
+    batch = parse_batch_flag(args.batch)
+    models = with_batch(_models(args) or suite.models, batch) if batch is not None else _models(args)
     if args.estimate:
-        _print_estimate(_estimate_cells(args, suite, models), False)
+        from conflict_eval.runs.batch_estimate import render_rows
+
+        print(render_rows(_estimate_rows(args, suite, models)))
         print()
     log_dir = args.log_dir or f"logs/{suite.name}"
     options: dict[str, Any] = {"display": args.display, "max_tasks": args.max_tasks,
@@ -76,9 +77,79 @@ def cmd_suite_run(args) -> int:
     return run.exit_code
 
 
+def cmd_suite_plan(args) -> int:
+    from conflict_eval.runs.batching import parse_batch_flag, with_batch
+    from conflict_eval.runs.plan import make_plan
+
+    suite = load_suite(args.suite)
+    models = with_batch(_models(args) or suite.models, parse_batch_flag(args.batch))
+    plan = make_plan(args.suite, args.out, workers=args.workers, log_dir=args.log_dir, models=models,
+                     limit=args.limit, budget=args.budget)
+    print(f"plan for suite {plan['suite_name']}: {len(plan['cells'])} cell(s) over {len(plan['workers'])} worker(s); "
+          f"shared log folder {plan['log_dir']}")
+    for w in plan["workers"]:
+        budget = f", budget ${w['budget_usd']:.4f}" if w["budget_usd"] is not None else ""
+        print(f"  worker {w['worker']}: {len(w['cells'])} cell(s), estimated ${w['estimated_usd']:.4f}{budget}  "
+              f"({w['selection']})")
+    print(f"run a worker:        {plan['worker_command']}")
+    print(f"or with Inspect:     {plan['plain_command']}")
+    print(f"progress:            conflict-eval suite status {args.out}")
+    return 0
+
+
+def cmd_suite_worker(args) -> int:
+    from conflict_eval.runs.status import render_status
+    from conflict_eval.runs.worker import run_worker
+
+    run = run_worker(args.selection, display=args.display)
+    if run.skipped:
+        print(f"already complete: {', '.join(run.skipped)}")
+    if run.resumed:
+        print(f"resumed from their logs: {', '.join(run.resumed)}")
+    print(f"worker {args.selection}: " + ("complete" if run.success else f"INCOMPLETE ({run.stop_reason})"))
+    print(render_status(run.statuses))
+    return run.exit_code
+
+
+def _plan_status(args, plan_file, plan) -> int:
+    from conflict_eval.runs.status import incomplete, render_status, status_json
+    from conflict_eval.runs.worker import plan_spend, plan_statuses
+
+    statuses = plan_statuses(plan)
+    left = incomplete(statuses)
+    spend = plan_spend(plan)
+    stops = {}
+    for w in plan.get("workers") or []:
+        p = Path(plan["log_dir"]) / f"worker-{w['worker']}-stop.json"
+        if p.is_file():
+            stops[w["worker"]] = json.loads(p.read_text(encoding="utf-8"))
+    if args.json:
+        print(json.dumps({"complete": not left, "tasks": status_json(statuses), "plan": str(plan_file),
+                          "spent_usd": sum(spend.values()), "budget_usd": plan.get("budget_usd"),
+                          "workers": [{**w, "spent_usd": spend.get(w["worker"]),
+                                       "stop": stops.get(w["worker"])} for w in plan["workers"]]}, indent=2))
+        return 0 if not left else 1
+    head = "all tasks done" if not left else f"INCOMPLETE: {len(left)} of {len(statuses)} unfinished"
+    print(f"{plan['log_dir']} (plan {plan_file}): {head}")
+    print(render_status(statuses))
+    budget = plan.get("budget_usd")
+    print(f"spent ${sum(spend.values()):.4f}" + (f" of ${budget:.4f}" if budget is not None else "")
+          + " (all workers, from the shared folder; batch prices where batched)")
+    for w in plan["workers"]:
+        share = f" of ${w['budget_usd']:.4f}" if w.get("budget_usd") is not None else ""
+        stop = f", stopped: {stops[w['worker']]['conflict_eval_stop_reason']}" if w["worker"] in stops and left else ""
+        print(f"  worker {w['worker']}: ${spend.get(w['worker'], 0.0):.4f}{share}, {len(w['cells'])} cell(s){stop}")
+    return 0 if not left else 1
+
+
 def cmd_suite_status(args) -> int:
     from conflict_eval.runs.budget import read_stop
+    from conflict_eval.runs.plan import find_plan, read_plan
     from conflict_eval.runs.status import incomplete, render_status, status_json, task_statuses
+
+    if args.plan or find_plan(args.log_dir):
+        plan_file, plan = read_plan(args.plan or args.log_dir)
+        return _plan_status(args, plan_file, plan)
 
     statuses = task_statuses(args.log_dir)
     left = incomplete(statuses)
@@ -113,6 +184,10 @@ def _model_flags(r) -> None:
     r.add_argument("--max-connections", type=int, help="connection limit for --model models")
     r.add_argument("--shard", help="run shard i of n of every dataset, e.g. 1/4 (logs to LOG_DIR/shard-i-of-n)")
     r.add_argument("--limit", type=int, help="at most N samples of every task (after the suite's limits)")
+    r.add_argument("--batch", nargs="?", const="true", metavar="SIZE|FILE",
+                   help="send every model's calls through its provider's batch API (Inspect's GenerateConfig.batch: "
+                        "bare, a batch size, or a YAML/JSON file of BatchConfig fields); a model entry's "
+                        "'batch: false' keeps it live")
     r.add_argument("--model-cost-config", metavar="FILE",
                    help="Inspect model cost file (YAML/JSON: model -> input, output[, input_cache_write, "
                         "input_cache_read] USD per 1M tokens); the packaged price file is the fallback")
@@ -142,9 +217,26 @@ def add_cli_commands(sub) -> None:
     e.add_argument("--json", action="store_true", help='{"total": {...}, "cells": [...]}')
     e.set_defaults(fn=cmd_suite_estimate)
     s = ssub.add_parser("status", help="done/total per task from a suite's logs, without running anything")
-    s.add_argument("log_dir")
+    s.add_argument("log_dir", help="a suite's log folder, or a plan folder (suite plan --out DIR)")
+    s.add_argument("--plan", metavar="DIR", help="the plan whose shared log folder to report (all its workers)")
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_suite_status)
+    p = ssub.add_parser("plan", help="split a suite over many machines: Inspect's capture manifest, one "
+                                     "selection per worker (docs/many-machines.md)")
+    p.add_argument("suite")
+    _model_flags(p)
+    p.add_argument("--out", required=True, metavar="DIR", help="plan folder (tasks.py, capture.json, plan.json, "
+                   "workers/worker-I.json)")
+    p.add_argument("--workers", type=int, default=1, help="number of workers (default 1)")
+    p.add_argument("--log-dir", help="the shared flat log folder every worker writes (default DIR/logs)")
+    p.add_argument("--budget", type=float, metavar="USD", help="suite-wide budget, split across workers by "
+                   "their estimated cost (overrides budget:)")
+    p.set_defaults(fn=cmd_suite_plan)
+    w = ssub.add_parser("worker", help="run one worker of a plan into its shared log folder (Inspect's "
+                                       "INSPECT_EVAL_SET_SELECTION); re-run to resume")
+    w.add_argument("selection", help="a selection file of the plan (DIR/workers/worker-I.json)")
+    w.add_argument("--display", default="plain", choices=["full", "rich", "plain", "log", "none"])
+    w.set_defaults(fn=cmd_suite_worker)
     s = ssub.add_parser("show", help="print the tasks a suite expands to")
     s.add_argument("suite")
     s.set_defaults(fn=cmd_suite_show)

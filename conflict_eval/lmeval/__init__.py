@@ -37,9 +37,10 @@ GEN_KWARGS = {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks
 """Greedy decoding, 512 new tokens, no stop sequence other than end of text
 (as :data:`conflict_eval.components.compose.DEFAULT_GENERATE_CONFIG`; Micro-Act §7.1)."""
 
-CHOICE_METRICS = (("accuracy", True), ("parse_failure", False), ("misled", False))
+CHOICE_METRICS = (("accuracy", True), ("parse_failure", False), ("refusal", False), ("misled", False))
 TEXT_METRICS = (("token_f1", True), ("exact_match", True))
-USER_NEED_METRICS = (("correct", True), ("refusal", False), ("near_refusal", False), ("parse_failure", False))
+USER_NEED_METRICS = (("correct", True), ("refusal", False), ("near_refusal", False), ("parse_failure", False),
+                     ("unmatched", False))
 FEW_SHOT_COT_PAPERS = {"microact"}
 
 

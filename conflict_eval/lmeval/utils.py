@@ -123,7 +123,7 @@ def user_need_prompt(doc: dict) -> str:
 
 
 def choice_scores(reply: str, rec: ConflictQA, failure: str | None = None) -> dict[str, int]:
-    """``choice_accuracy``'s per-sample values: accuracy, parse_failure, misled.
+    """``choice_accuracy``'s per-sample values: accuracy, parse_failure, refusal, misled.
 
     ``reply`` is the text the letter is parsed from (the method's answer
     segment where it has one); ``failure`` a method-level parse failure.
@@ -132,13 +132,14 @@ def choice_scores(reply: str, rec: ConflictQA, failure: str | None = None) -> di
     from conflict_eval.scorers.choice_accuracy.scorer import choice_values
 
     letters = LETTERS[: len(rec.options) or 4]
-    if failure is None:
-        parsed = parse_choice(reply, letters, options=list(rec.options) or None)
-        if parsed.ok:
-            accuracy, misled, _ = choice_values(parsed.letter, rec.gold_option, rec.conflict_option,
-                                                list(rec.options) or None)
-            return {"accuracy": accuracy, "parse_failure": 0, "misled": misled}
-    return {"accuracy": 0, "parse_failure": 1, "misled": 0}
+    parsed = parse_choice(reply, letters, options=list(rec.options) or None)
+    if failure is None and parsed.ok:
+        accuracy, misled, _ = choice_values(parsed.letter, rec.gold_option, rec.conflict_option,
+                                            list(rec.options) or None)
+        return {"accuracy": accuracy, "parse_failure": 0, "refusal": 0, "misled": misled}
+    if parsed.refused:  # a refusal is scored wrong, and counted apart from parse failures
+        return {"accuracy": 0, "parse_failure": 0, "refusal": 1, "misled": 0}
+    return {"accuracy": 0, "parse_failure": 1, "refusal": 0, "misled": 0}
 
 
 def text_scores(reply: str, golds: list[str]) -> dict[str, float]:
@@ -166,8 +167,10 @@ def process_end_to_end(doc: dict, results: list[str]) -> dict[str, float]:
 def _process_baseline(doc: dict, results: list[str], prompt: str, parse) -> dict[str, int]:
     from conflict_eval.answers import restore_prefill
 
-    found = parse(restore_prefill(prompt, results[0]))
-    return choice_scores(found.answer or "", record(doc), None if found.ok else found.reason)
+    reply = restore_prefill(prompt, results[0])
+    found = parse(reply)
+    # without an answer segment the whole reply is read, for a refusal only
+    return choice_scores(found.answer if found.ok else reply, record(doc), None if found.ok else found.reason)
 
 
 def process_few_shot(doc: dict, results: list[str]) -> dict[str, int]:
@@ -183,13 +186,13 @@ def process_cot(doc: dict, results: list[str]) -> dict[str, int]:
 
 
 def process_user_need(doc: dict, results: list[str]) -> dict[str, int]:
-    """``user_need_accuracy``'s per-sample values: correct, refusal, near_refusal, parse_failure."""
+    """``user_need_accuracy``'s per-sample values: correct, refusal, near_refusal, parse_failure, unmatched."""
     from conflict_eval.scorers.user_needs.parse import parse_output
     from conflict_eval.scorers.user_needs.scorer import judge_answer
 
     parsed = parse_output(results[0])
     if not parsed.ok:
-        return {"correct": 0, "refusal": 0, "near_refusal": 0, "parse_failure": 1}
+        return {"correct": 0, "refusal": 0, "near_refusal": 0, "parse_failure": 1, "unmatched": 0}
     expected = json.loads(doc["target"])
     expected = [expected] if isinstance(expected, str) else expected
     return judge_answer(parsed.answer, expected, record(doc).extra.get("options"))[0]

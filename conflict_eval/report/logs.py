@@ -217,6 +217,7 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
     records = []
     for row in rows:
         ev, f = evals[row["eval_id"]], json.loads(row["ce_facts"])
+        f = at_batch_prices(f, ev)
         records.append(SampleRecord(
             model=ev.model, task=ev.task, seed=ev.seed, sample_id=f["id"], epoch=int(f["epoch"]), ok=f["ok"],
             completed=ev.completed, values=f["values"], parse_failure=f["parse"], group=f["group"],
@@ -226,6 +227,19 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
     stats["samples_read"] = len(records)
     stats["evals"] = evals
     return records, stats
+
+
+def at_batch_prices(f: dict, ev: EvalFacts) -> dict:
+    """A sample's costs at the batch price when its log ran with ``batch`` on for a
+    provider with a batch API (Inspect prices every call at the list price)."""
+    from .batch_prices import batch_factor, batched
+
+    if not batched(ev.model, (ev.header.get("config") or {}).get("batch")) or f["cost"] is None:
+        return f
+    factor, _ = batch_factor(ev.model)
+    retry = f["retry_cost"] * factor if f["retry_cost"] is not None else None
+    return {**f, "cost": f["cost"] * factor, "retry_cost": retry,
+            "cost_source": f"{f['cost_source']}, batch x{factor:g}" if factor != 1.0 else f["cost_source"]}
 
 
 _CANCEL_ERRORS = ("CancelledError", "KeyboardInterrupt")

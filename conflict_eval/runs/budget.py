@@ -11,6 +11,19 @@ log as ``cancelled`` with the samples it finished, so nothing paid for is
 lost, and a re-run with a larger budget resumes them. Samples in flight at
 that moment are cancelled (their calls are in the spend).
 
+Batched models (``batch:``, :mod:`conflict_eval.runs.batching`): their
+spend is counted at the batch price (``factors``: the fraction of the list
+price, from ``prices.yaml`` ``batch:``), and since a batch reports usage
+only when it completes, hours after its requests were queued, each request
+is admitted before Inspect queues it (``on_before_model_generate``): it
+reserves its estimated cost (``reserve``, per call), and a request that
+would take spend plus reservations past the budget is never submitted --
+it is held until the stop cancels its sample. The stop waits for the
+batches already submitted to come back (so nothing is left running at the
+provider and what they cost is counted), then cancels the run like Ctrl-C.
+The stop record lists what was submitted per model (``submitted``) and how
+many requests were held back.
+
 Where it is recorded: ``LOG_DIR/suite-stop.json`` ``{"conflict_eval_stop_reason":
 "budget", "budget_usd", "spent_usd", "tasks": [{model, task, state, done,
 total}]}`` (the tasks it left unfinished), written by ``suite run`` whenever
@@ -26,7 +39,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.hooks import Hooks, ModelUsageData, hooks
+from inspect_ai.hooks import BeforeModelGenerate, Hooks, ModelUsageData, SampleEnd, hooks
 
 STOP_FILE = "suite-stop.json"
 
@@ -36,12 +49,22 @@ class BudgetExhausted(ValueError):
 
 
 class _Budget:
-    def __init__(self, limit_usd: float, spent_usd: float, prices: dict[str, Any]):
+    def __init__(self, limit_usd: float, spent_usd: float, prices: dict[str, Any],
+                 factors: dict[str, float] | None = None, reserve: dict[str, float] | None = None):
         self.limit = limit_usd
         self.spent = spent_usd
         self.prices = prices  # model -> ModelCost (for usage Inspect did not price)
+        self.factors = factors or {}  # model -> batch price as a fraction of the list price
+        self.reserve = reserve or {}  # model -> USD reserved per admitted call (batched models)
         self.stopped = False
+        self.cancelled = False
         self.lock = threading.Lock()
+        self.reserved = 0.0
+        self.pending: list[tuple[str | None, str, float]] = []  # (sample, model, reservation) admitted
+        self.submitted: dict[str, int] = {}
+        self.held = 0
+        self.active: set[str] = set()  # samples with an admitted call that have not ended
+        self.held_samples: set[str] = set()  # samples waiting on a call the stop held back
 
     def add(self, model: str, usage) -> None:
         from inspect_ai.model import compute_model_cost
@@ -51,12 +74,63 @@ class _Budget:
         else:
             price = self.prices.get(model)
             cost = compute_model_cost(price, usage) if price is not None else 0.0
+        cost *= self.factors.get(model, 1.0)
         with self.lock:
             self.spent += cost
-            reached = self.spent >= self.limit and not self.stopped
-            if reached:
+            for i, (_, m, r) in enumerate(self.pending):  # this call's reservation is released
+                if m == model:
+                    self.reserved -= r
+                    del self.pending[i]
+                    break
+            if self.spent >= self.limit:
                 self.stopped = True
-        if reached:  # cancel like Ctrl-C: Inspect closes the logs as cancelled
+        self._maybe_cancel()
+
+    def admit(self, model: str, sample: str | None) -> bool:
+        """Whether a call may be submitted; a refused call stops the run."""
+        r = self.reserve.get(model, 0.0)
+        with self.lock:
+            if not self.stopped and self.spent + self.reserved + r > self.limit and (r > 0 or self.spent >= self.limit):
+                self.stopped = True
+            if self.stopped:
+                self.held += 1
+                if sample is not None:
+                    self.held_samples.add(sample)
+            else:
+                self.reserved += r
+                self.pending.append((sample, model, r))
+                self.submitted[model] = self.submitted.get(model, 0) + 1
+                if sample is not None:
+                    self.active.add(sample)
+        self._maybe_cancel()
+        return not self.stopped
+
+    def release_sample(self, sample: str | None) -> None:
+        """A sample ended (an error included): its calls still reserved will never report usage."""
+        with self.lock:
+            self.active.discard(sample)
+            self.held_samples.discard(sample)
+            keep = []
+            for entry in self.pending:
+                if entry[0] == sample:
+                    self.reserved -= entry[2]
+                else:
+                    keep.append(entry)
+            self.pending = keep
+        self._maybe_cancel()
+
+    def _maybe_cancel(self) -> None:
+        """After the stop, cancel like Ctrl-C (Inspect closes the logs as cancelled). A live run
+        cancels at once (calls in flight are cancelled with their samples, and counted). With
+        batched models it first waits until no batched call is outstanding and every sample
+        that was answered has ended (scored and logged), so no batch is left running at the
+        provider and nothing paid for is thrown away; samples held at the gate are cancelled."""
+        with self.lock:
+            go = self.stopped and not self.cancelled and (not self.factors or (
+                not any(m in self.factors for _, m, _ in self.pending) and not (self.active - self.held_samples)))
+            if go:
+                self.cancelled = True
+        if go:
             signal.raise_signal(signal.SIGINT)
 
 
@@ -72,43 +146,90 @@ class BudgetHook(Hooks):
         if _active is not None:
             _active.add(data.model_name, data.usage)
 
+    async def on_before_model_generate(self, data: BeforeModelGenerate) -> None:
+        if _active is not None and not _active.admit(data.model_name, _sample_key() if _active.factors else None):
+            import anyio
 
-def spent_in_logs(log_dir: str | Path, prices: dict[str, Any]) -> float:
-    """Dollars the logs under ``log_dir`` record (the newest log of each task and model)."""
+            await anyio.sleep_forever()  # never submitted; the stop cancels this sample
+
+    async def on_sample_end(self, data: SampleEnd) -> None:
+        if _active is not None and _active.factors:
+            _active.release_sample((data.sample.store or {}).get(SAMPLE_KEY))
+
+
+SAMPLE_KEY = "conflict_eval_budget_sample"
+
+
+def _sample_key() -> str | None:
+    """The current sample's key for the budget, kept in its store (the public way to tie a
+    model call to the sample that ends later: Inspect's hook data name the sample by
+    different ids before a call and at the sample's end)."""
+    import uuid
+
+    from inspect_ai.util import store
+
+    try:
+        st = store()
+    except Exception:  # noqa: BLE001 -- a call outside any sample
+        return None
+    key = st.get(SAMPLE_KEY)
+    if key is None:
+        key = uuid.uuid4().hex
+        st.set(SAMPLE_KEY, key)
+    return key
+
+
+def spent_in_logs(log_dir: str | Path, prices: dict[str, Any], *, tasks: set[str] | None = None,
+                  eval_set_id: str | None = None) -> float:
+    """Dollars the logs under ``log_dir`` record (the newest log of each task and model), at
+    the batch price for logs that ran batched; ``tasks`` / ``eval_set_id`` keep only those
+    task names / that eval set (one worker's share of a plan's shared folder)."""
     from inspect_ai.log import list_eval_logs, read_eval_log
     from inspect_ai.model import compute_model_cost
 
-    newest: dict[tuple, tuple[str, Any]] = {}
+    from conflict_eval.report.batch_prices import batch_factor, batched
+
+    newest: dict[tuple, tuple[str, Any, bool]] = {}
     for info in list_eval_logs(str(log_dir), recursive=True):
         try:
             h = read_eval_log(info, header_only=True)
         except Exception:  # noqa: BLE001 -- an unreadable log records no spend we can count
             continue
+        if (tasks is not None and (h.eval.task_registry_name or h.eval.task) not in tasks) or (
+                eval_set_id is not None and h.eval.eval_set_id != eval_set_id):
+            continue
         key = (h.eval.task_id, h.eval.model)
+        config = h.eval.model_generate_config
+        on = batched(h.eval.model, config.batch if config is not None else None) or (
+            h.plan is not None and h.plan.config is not None and batched(h.eval.model, h.plan.config.batch))
         if key not in newest or (h.eval.created or "") > newest[key][0]:
-            newest[key] = (h.eval.created or "", h.stats.model_usage or {})
+            newest[key] = (h.eval.created or "", h.stats.model_usage or {}, on)
     total = 0.0
-    for _, usage in newest.values():
+    for _, usage, on in newest.values():
         for model, u in usage.items():
+            factor = batch_factor(model)[0] if on else 1.0
             if u.total_cost is not None:
-                total += float(u.total_cost)
+                total += float(u.total_cost) * factor
             elif prices.get(model) is not None:
-                total += compute_model_cost(prices[model], u)
+                total += compute_model_cost(prices[model], u) * factor
     return total
 
 
 class budget_guard:
     """Context manager arming the budget hook for one ``eval_set`` call."""
 
-    def __init__(self, limit_usd: float | None, log_dir: str | Path, prices: dict[str, Any]):
+    def __init__(self, limit_usd: float | None, log_dir: str | Path, prices: dict[str, Any], *,
+                 factors: dict[str, float] | None = None, reserve: dict[str, float] | None = None,
+                 tasks: set[str] | None = None, eval_set_id: str | None = None):
         self.limit, self.log_dir, self.prices = limit_usd, log_dir, prices
+        self.factors, self.reserve, self.tasks, self.eval_set_id = factors, reserve, tasks, eval_set_id
         self.budget: _Budget | None = None
 
     def __enter__(self) -> budget_guard:
         global _active
         if self.limit is not None:
-            spent = spent_in_logs(self.log_dir, self.prices)
-            self.budget = _Budget(self.limit, spent, self.prices)
+            spent = spent_in_logs(self.log_dir, self.prices, tasks=self.tasks, eval_set_id=self.eval_set_id)
+            self.budget = _Budget(self.limit, spent, self.prices, self.factors, self.reserve)
             if spent >= self.limit:
                 raise BudgetExhausted(f"the logs in {self.log_dir} already record ${spent:.4f} of spend, "
                                       f"at or over the budget of ${self.limit:.4f}; re-run with a larger --budget")
@@ -126,6 +247,14 @@ class budget_guard:
     @property
     def spent(self) -> float | None:
         return None if self.budget is None else self.budget.spent
+
+    def submitted(self) -> dict[str, Any] | None:
+        """What this run sent: calls admitted per model (batched or live) and calls held back by the stop."""
+        b = self.budget
+        if b is None:
+            return None
+        return {"calls": dict(b.submitted), "batched_models": sorted(b.factors),
+                "held_back": b.held}
 
 
 def write_stop(log_dir: str | Path, reason: str | None, **facts: Any) -> Path:

@@ -83,8 +83,7 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
     registered = registered_tasks()
     cells = []
     for m in specs:
-        model_obj = get_model(m.model, config=GenerateConfig(max_connections=m.max_connections), **m.args) \
-            if connect else None
+        model_obj = get_model(m.model, config=model_config(m), **m.args) if connect else None
         for spec in suite.tasks:
             for seed in spec.seeds:
                 task = registered[spec.task](**spec.args)  # a fresh Task: task_with changes it in place
@@ -110,6 +109,16 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
                 label = spec.label + (f" seed={seed}" if seed is not None else "")
                 cells.append(Cell(m, label, task_with(task, **kwargs), est))
     return cells
+
+
+def model_config(m: ModelSpec):
+    """The model's own ``GenerateConfig``: its connection limit and its ``batch`` (passed to Inspect unchanged)."""
+    from inspect_ai.model import GenerateConfig
+
+    from conflict_eval.runs.batching import generate_batch
+
+    extra = {"batch": generate_batch(m.batch)} if m.batch is not None else {}
+    return GenerateConfig(max_connections=m.max_connections, **extra)
 
 
 def build_tasks(suite: Suite, shard: tuple[int, int] | None = None, **kwargs: Any) -> list:
@@ -145,6 +154,24 @@ def _prices_for(specs: list[ModelSpec], mcc) -> dict[str, Any]:
     return {m.model: model_price(m.model, mcc)[0] for m in specs}
 
 
+def batch_budget(cells: list[Cell]) -> tuple[dict[str, float], dict[str, float]]:
+    """For the budget: each batched model's batch price (a fraction of its list price) and the
+    dollars to reserve per call it submits (the largest estimated cost per call of its cells,
+    at the batch price). Live models are in neither."""
+    from conflict_eval.report.batch_prices import batch_factor, batched
+
+    factors: dict[str, float] = {}
+    reserve: dict[str, float] = {}
+    for c in cells:
+        if not batched(c.model.model, c.model.batch):
+            continue
+        factors[c.model.model] = f = batch_factor(c.model.model)[0]
+        e = c.estimate
+        per_call = (e.cost_usd / e.calls) * f if e.cost_usd and e.calls else 0.0
+        reserve[c.model.model] = max(reserve.get(c.model.model, 0.0), per_call)
+    return factors, reserve
+
+
 def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | None = None,
               models: list[ModelSpec] | None = None, limit: int | None = None, budget: float | None = None,
               **eval_set_options: Any) -> SuiteRun:
@@ -177,7 +204,9 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
                              "(give --model-cost-config FILE in Inspect's format)")
     interrupted = None
     logs: list = []
-    with SigtermAsSigint() as term, budget_guard(budget, out_dir, prices) as guard, inspect_verdict_muted():
+    factors, reserve = batch_budget(cells) if budget is not None else ({}, {})
+    with SigtermAsSigint() as term, budget_guard(budget, out_dir, prices, factors=factors, reserve=reserve) as guard, \
+            inspect_verdict_muted():
         try:
             _, logs = eval_set([c.task for c in cells], log_dir=out_dir, model=None,
                                metadata={"suite": suite.name, "shard": list(shard) if shard else None}, **options)
@@ -197,7 +226,7 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
         else:
             reason = "incomplete"
     if left:  # why the suite stopped short, for `suite status` and reports
-        write_stop(out_dir, reason, budget_usd=budget, spent_usd=guard.spent,
+        write_stop(out_dir, reason, budget_usd=budget, spent_usd=guard.spent, submitted=guard.submitted(),
                    tasks=[{"model": s.model, "task": s.label, "state": s.status, "done": s.done, "total": s.total}
                           for s in left])
     else:

@@ -13,7 +13,7 @@ come from Inspect. Format::
       - openai/gpt-4o-mini              # a model string, or
       - model: conflict_eval/smollm2    # a mapping with connection limit / args
         max_connections: 1
-        args: {instances: 2}
+        args: {instances: 2}            # and batch: true / a size / BatchConfig fields
     defaults: {limit: 20, seeds: [0]}   # optional; any task key except task/name/args
     eval: {max_tasks: 2, cost_limit: 0.05, model_cost_config: costs.yaml}
                                         # optional; options for inspect eval_set (limits
@@ -59,12 +59,13 @@ from typing import Any
 
 import yaml
 
+from conflict_eval.runs.batching import batch_problem
 from conflict_eval.runs.registered import GENERIC_TASK, paper_tasks, provider_known, registered_tasks
 
 
 SUITE_KEYS = {"name", "description", "models", "defaults", "eval", "tasks", "budget"}
 TASK_KEYS = {"task", "name", "args", "limit", "seeds", "epochs", "config"}
-MODEL_KEYS = {"model", "max_connections", "args"}
+MODEL_KEYS = {"model", "max_connections", "args", "batch"}
 EVAL_KEYS = {
     "max_tasks", "max_samples", "retry_attempts", "retry_wait", "retry_connections",
     "fail_on_error", "continue_on_fail", "retry_on_error", "time_limit", "message_limit",
@@ -82,6 +83,7 @@ class ModelSpec:
     model: str
     max_connections: int | None = None
     args: dict[str, Any] = field(default_factory=dict)
+    batch: bool | int | dict[str, Any] | None = None  # GenerateConfig.batch as written (runs/batching.py)
 
 
 @dataclass(frozen=True)
@@ -237,9 +239,10 @@ def _parse_models(raw, problems: _Problems) -> list[ModelSpec]:
         if not isinstance(args, dict):
             problems.add(where + ("args",), "model args must be a mapping")
             args = {}
-        out.append(ModelSpec(model, mc, dict(args)))
+        if bad := batch_problem(item.get("batch")):  # a problem fails the whole file below
+            problems.add(where + ("batch",), bad)
+        out.append(ModelSpec(model, mc, dict(args), item.get("batch")))
     return out
-
 
 
 def _positive_int(value, where, problems, what) -> bool:
@@ -395,5 +398,3 @@ def _check_task_args(name, fn, args, where, problems) -> bool:
                                  f"accepts it (accepted: {', '.join(sorted(accepted | named - {'options'}))})")
                     ok = False
     return ok
-
-

@@ -5,7 +5,9 @@ back in front, see ``conflict_eval.answers.restore_prefill``) and returns an
 :class:`Extraction`: the answer segment to be read by the metric (e.g.
 ``"<a>B</a>"``) or a failure reason. The metric then parses the letter out of
 the segment (``conflict_eval.answers.parse_choice``); a failure here is a
-parse failure there. Nothing here guesses.
+parse failure there -- unless the reply, naming no letter, sincerely refuses
+("I cannot determine ..."): the failure reason then starts with
+``"refusal"`` and the metric counts a refusal. Nothing here guesses.
 
 Every function takes any string and returns an :class:`Extraction` (never
 raises) in time linear in the reply: tags are found with
@@ -40,9 +42,6 @@ _LABEL_QUALIFIER = re.compile(
 _LABEL_MARKUP = " \t*_"
 _NEXT_LABEL = re.compile(r"\bANSWER[ \t]*[12](?![0-9])|\bfinal[ \t]+answer\b", re.I)
 _A_TAG = re.compile(r"</?a[ \t]*>", re.I)
-#: A whole reply that is one option letter: "B", "**B**", "(b).", "Answer: B".
-_BARE_ANSWER = re.compile(
-    r"(?:[*_]{0,2}answer[*_]{0,2}[ \t]{0,3}[:：][*_]{0,2}[ \t]{0,3})?[*_\"'`(\[]{0,3}([A-Za-z])[*_\"'`)\].]{0,4}", re.I)
 _INPUT = re.compile(r"^[ \t]*Input[ \t]*:", re.M)
 
 
@@ -82,6 +81,15 @@ def _fail(reason: str, **parts) -> Extraction:
     return Extraction(None, reason, parts)
 
 
+def _no_answer(reply: str, reason: str, **parts) -> Extraction:
+    """A failure -- or, when the reply names no letter and sincerely refuses
+    ("I cannot determine ...", :mod:`conflict_eval.answers.refusal`), a
+    refusal: its reason then starts with ``"refusal"`` and the metric counts
+    it as a refusal, not a parse failure."""
+    parsed = parse_choice(reply, string.ascii_uppercase)
+    return _fail(parsed.reason if parsed.refused else reason, **parts)
+
+
 def _tag(body: str) -> str:
     return f"<a>{body.strip()}</a>"
 
@@ -97,7 +105,7 @@ def parse_few_shot(reply: str) -> Extraction:
     reply = clip(reply, "head")
     segment, reason = first_tagged_answer(reply)
     if segment is None:
-        return _fail(reason)
+        return _no_answer(reply, reason)
     unclosed = not tag_bodies(reply, "a")
     return Extraction(segment, parts={"unclosed_tag": True} if unclosed else {})
 
@@ -126,7 +134,7 @@ def parse_cot(reply: str) -> Extraction:
         tags = [t for t in tag_bodies(reply, "a") if t.body(reply).strip()]
         own = [t for t in tags if not reported(reply, reply.rfind("<", 0, t.start))] or tags
         if not own:
-            return _fail("thought not closed with </t>")
+            return _no_answer(reply, "thought not closed with </t>")
         read: dict[str, str] = {}  # body -> what it says (a reply may repeat one tag thousands of times)
         said: dict[str, None] = {}
         for t in own:
@@ -147,7 +155,7 @@ def parse_cot(reply: str) -> Extraction:
     thought = thought[opened + 3:] if opened >= 0 else thought
     found = _answer_tags(reply, close.end())
     if not found:
-        return _fail("no <a>...</a> answer after the thought", thought=thought.strip())
+        return _no_answer(reply[close.end():], "no <a>...</a> answer after the thought", thought=thought.strip())
     if not found[0].strip():
         return _fail("empty <a></a> answer", thought=thought.strip())
     return Extraction(_tag(found[0]), parts={"thought": thought.strip()})
@@ -171,7 +179,7 @@ def parse_self_ask(reply: str) -> Extraction:
     phrase = _rest_of_line(reply, last.end()) if last is not None else ""
     if phrase.strip():
         return Extraction(_tag(phrase), parts={"follow_ups": follow_ups})
-    return _fail("no <a>...</a> answer and no 'So the final answer is'", follow_ups=follow_ups)
+    return _no_answer(reply, "no <a>...</a> answer and no 'So the final answer is'", follow_ups=follow_ups)
 
 
 def _comparative_parts(reply: str) -> dict[str, str]:
@@ -185,7 +193,14 @@ def _comparative_parts(reply: str) -> dict[str, str]:
     instruction "ANSWER1 solely based on the given context and ANSWER2 ...")
     is not a label. Markup and ``<a>`` tags are removed from the value; the last
     value of each label counts."""
+    return _comparative_labels(reply)[0]
+
+
+def _comparative_labels(reply: str) -> tuple[dict[str, str], list[tuple[int, int]]]:
+    """:func:`_comparative_parts` and the spans ``(label start, value end)``
+    of every label with its value, so the rest of the reply can be read."""
     parts: dict[str, str] = {}
+    spans: list[tuple[int, int]] = []
     for m in _COMPARATIVE_LABEL.finditer(reply):
         start = _label_value_start(reply, m.end())
         if start is None:
@@ -193,16 +208,24 @@ def _comparative_parts(reply: str) -> dict[str, str]:
         line_end = reply.find("\n", start)
         line_end = len(reply) if line_end < 0 else line_end
         nxt = _NEXT_LABEL.search(reply, start, line_end)
-        value = reply[start:nxt.start() if nxt else line_end]
+        end = nxt.start() if nxt else line_end
+        value = reply[start:end]
         if not _clean_part(value) and nxt is None:  # "**ANSWER1:**\nA"
-            following = reply[line_end + 1:].lstrip("\n")
-            first = following.split("\n", 1)[0]
+            following_start = line_end + 1
+            while following_start < len(reply) and reply[following_start] == "\n":
+                following_start += 1
+            first_end = reply.find("\n", following_start)
+            first_end = len(reply) if first_end < 0 else first_end
+            first = reply[following_start:first_end]
             if not _COMPARATIVE_LABEL.search(first) and not _NEXT_LABEL.search(first):
-                value = first
+                value, end = first, first_end
+        line_start = reply.rfind("\n", 0, m.start()) + 1
+        label_start = m.start() if reply[line_start:m.start()].strip(" \t*_#-") else line_start
+        spans.append((label_start, end))
         value = _clean_part(value)
         if value:
             parts[f"answer{m.group(1)}"] = value
-    return parts
+    return parts, spans
 
 
 def _skip_markup(text: str, pos: int) -> int:
@@ -234,18 +257,28 @@ def parse_comparative(reply: str) -> Extraction:
     are recorded when present (:func:`_comparative_parts`); the final answer
     is the last ``<a>...</a>``.
 
-    The verbatim prompt ends with "Answer:", so a model may reply with a bare
-    option letter and nothing else (``B``, ``**B**``, ``(b).``, ``Answer: B``);
-    that whole reply is the answer (``parts["bare_letter"]``). A letter with
-    more text and no tag is not: it may be ANSWER1 alone."""
+    The verbatim prompt ends with "Answer:", so a chat model often answers
+    without the tag: ``B``, ``B. names``, ``E (walked)``, ``**E** — walked``,
+    or ``ANSWER1: E`` / ``ANSWER2: D`` / ``Final answer: D``. Without a tag,
+    the reply *minus its ANSWER1/ANSWER2 labels and their values* is the
+    answer segment, read by the metric with the shared letter reader
+    (:func:`conflict_eval.answers.parse_choice`: ``Final answer: D`` -> D,
+    ``E (walked)`` -> E); ``parts["untagged"]`` is then set. A reply that is
+    nothing but the two labelled answers has no final answer (a failure)."""
     reply = clip(reply, "tail")
-    answers = _comparative_parts(reply)
+    answers, spans = _comparative_labels(reply)
     tags = [body for body in _answer_tags(reply) if body.strip()]
     if not tags:
-        bare = _BARE_ANSWER.fullmatch(reply.strip()) if len(reply.strip()) <= 30 else None
-        if bare is not None:
-            return Extraction(_tag(bare.group(1).upper()), parts={**answers, "bare_letter": True})
-        return _fail("no <a>...</a> final answer", **answers)
+        rest, pos = [], 0
+        for start, end in spans:
+            rest.append(reply[pos:start])
+            pos = max(pos, end)
+        rest.append(reply[pos:])
+        segment = "\n".join(part.strip("\n") for part in rest if part.strip()).strip()
+        if not segment.strip(" \t\n*_`"):
+            reason = "no <a>...</a> final answer" + (" (only ANSWER1/ANSWER2)" if spans else "")
+            return _fail(reason, **answers)
+        return Extraction(segment, parts={**answers, "untagged": True})
     return Extraction(_tag(tags[-1]), parts=answers)
 
 

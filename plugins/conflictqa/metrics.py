@@ -1,17 +1,19 @@
 """Memorization ratio and answer-class rates (Xie et al., ICLR 2024 §3.3), as pure functions.
 
 Each reply is classed as the ``memory`` answer, the ``counter`` answer or
-``uncertain``; a reply with no readable choice is a ``parse_failure`` (never
-given a class). With ``f_m`` and ``f_c`` the counts of memory and counter
+``uncertain`` (the paper's third option); a reply that names no option and
+refuses to answer ("I cannot determine ...", see
+:mod:`conflict_eval.answers.refusal`) is a ``refusal``, and a reply with no
+readable choice is a ``parse_failure`` (neither is given an answer class). With ``f_m`` and ``f_c`` the counts of memory and counter
 answers:
 
 * memorization ratio ``M_R = f_m / (f_m + f_c)`` -- undefined (NaN) when no
   reply chose either answer (the paper leaves uncertain answers out of it);
-* ``<class>_rate`` -- that class's share of *all* replies, parse failures
-  included, so the four rates sum to 1.
+* ``<class>_rate`` -- that class's share of *all* replies, refusals and
+  parse failures included, so the five rates sum to 1.
 
 >>> summary(["memory", "memory", "counter", "uncertain"])
-{'memorization_ratio': 0.6666666666666666, 'memory_rate': 0.5, 'counter_rate': 0.25, 'uncertain_rate': 0.25, 'parse_failure_rate': 0.0, 'n': 4.0}
+{'memorization_ratio': 0.6666666666666666, 'memory_rate': 0.5, 'counter_rate': 0.25, 'uncertain_rate': 0.25, 'refusal_rate': 0.0, 'parse_failure_rate': 0.0, 'n': 4.0}
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-CLASSES = ("memory", "counter", "uncertain", "parse_failure")
-KEYS = ("memorization_ratio", "memory_rate", "counter_rate", "uncertain_rate", "parse_failure_rate", "n")
+CLASSES = ("memory", "counter", "uncertain", "refusal", "parse_failure")
+KEYS = ("memorization_ratio", "memory_rate", "counter_rate", "uncertain_rate", "refusal_rate", "parse_failure_rate",
+        "n")
 
 
 def summary(classes: Iterable[str]) -> dict[str, float]:

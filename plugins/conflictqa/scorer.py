@@ -3,8 +3,9 @@
 Per sample the chosen letter is read with :func:`conflict_eval.answers.parse_choice`
 (the option texts as fallback) and classed by the record's ``extra``:
 ``memory_option`` -> ``memory``, ``counter_option`` -> ``counter``,
-``uncertain_option`` -> ``uncertain``; no readable choice -> ``parse_failure``
-(with its reason; never given a class). A method may leave its answer part in
+``uncertain_option`` -> ``uncertain``; a reply that names no option and
+refuses (``ChoiceParse.refused``) -> ``refusal``; no readable choice ->
+``parse_failure`` (with its reason; never given an answer class). A method may leave its answer part in
 the store key ``answer_text`` or a failure reason in ``answer_parse_failure``
 (as for ``choice_accuracy``).
 
@@ -61,11 +62,12 @@ def memorization_ratio() -> Scorer:
         answer_text = state.store.get(ANSWER_TEXT_KEY)
         failure = state.store.get(PARSE_FAILURE_KEY)
         if failure:
-            letter, reason = None, str(failure)
+            parsed = parse_choice(reply, letters, options=options)  # a refusal all the same?
+            letter, reason = None, (parsed.reason if parsed.refused else str(failure))
         else:
             parsed = parse_choice(answer_text if answer_text is not None else reply, letters, options=options)
             letter, reason = (parsed.letter, None) if parsed.ok else (None, parsed.reason)
-        cls = "parse_failure" if letter is None else by_letter.get(letter)
+        cls = ("refusal" if parsed.refused else "parse_failure") if letter is None else by_letter.get(letter)
         if cls is None:
             cls, reason = "parse_failure", f"letter {letter!r} is not the memory, counter or uncertain option"
         value = {c: int(c == cls) for c in CLASSES}

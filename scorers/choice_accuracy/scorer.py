@@ -6,6 +6,11 @@ Per sample the score value is a dict:
   no parseable choice counts as wrong here *and* is counted in
   ``parse_failure``; it is never mapped to a letter.
 * ``parse_failure`` 1 if no choice could be parsed from the reply.
+* ``refusal`` 1 if the reply names no choice of its own and sincerely refuses
+  ("I cannot determine ...", "None of the options ...", "The documents do not
+  contain enough information ...", see :mod:`conflict_eval.answers.refusal`).
+  A refusal is scored wrong (accuracy 0) and is *not* a parse failure; a
+  reply that refuses and still declares a letter is that letter.
 * ``misled`` 1 if the parsed letter is the option implied by the conflicting
   evidence (``ConflictQA.conflict_option``); 0 otherwise, including items
   without one.
@@ -22,7 +27,8 @@ What is read: a method may leave the part of its reply that holds the answer
 in the store key ``answer_text`` (e.g. CoT's ``<a>B</a>`` after its thought),
 or say in ``answer_parse_failure`` why its reply has no answer (e.g. CoT's
 thought never closed). The failure is then counted as a parse failure with
-that reason; otherwise the letter is parsed from ``answer_text`` if set, else
+that reason (or as a refusal, when the whole reply refuses and names no
+letter); otherwise the letter is parsed from ``answer_text`` if set, else
 from the whole completion.
 
 Options with the same text: some items list one option text under two letters
@@ -100,12 +106,13 @@ def _by_type():
     metrics={
         "accuracy": [accuracy(), stderr(), _by_type()],
         "parse_failure": [mean(), _by_type()],
+        "refusal": [mean(), _by_type()],
         "misled": [mean(), _by_type()],
     }
 )
 def choice_accuracy(answer_extraction: str = "none") -> Scorer:
-    """Accuracy of the chosen option letter; parse failures counted separately;
-    all three also by conflict type. ``answer_extraction=grader``: see
+    """Accuracy of the chosen option letter; parse failures and refusals counted
+    separately; all four also by conflict type. ``answer_extraction=grader``: see
     :mod:`.extraction` (a reply no reader could read is sent to the grader;
     a letter found so is scored, counted as ``extracted``, still a parse failure)."""
 
@@ -117,15 +124,27 @@ def choice_accuracy(answer_extraction: str = "none") -> Scorer:
         method_failure = state.store.get(PARSE_FAILURE_KEY)
         answer_text = state.store.get(ANSWER_TEXT_KEY)
         if method_failure:
-            reason = f"{method_failure}"
+            # The method found no answer segment; a reply that refuses (and
+            # names no letter anywhere) is a refusal all the same.
+            parsed = parse_choice(reply, letters, options=options)
+            refused = str(method_failure).startswith("refusal") or parsed.refused
+            reason = parsed.reason if parsed.refused else f"{method_failure}"
         else:
             parsed = parse_choice(answer_text if answer_text is not None else reply,
                                   letters, options=options)
+            refused = parsed.refused
             reason = None if parsed.ok else parsed.reason
         conflict_option = (state.metadata or {}).get("conflict_option")
+        if refused:
+            return Score(
+                value={"accuracy": 0, "parse_failure": 0, "refusal": 1, "misled": 0},
+                answer=None,
+                explanation=f"refusal (scored wrong): {reason}",
+                metadata={"reply": reply, "answer_text": answer_text, "refusal": reason},
+            )
         if reason is not None:
             return Score(
-                value={"accuracy": 0, "parse_failure": 1, "misled": 0},
+                value={"accuracy": 0, "parse_failure": 1, "refusal": 0, "misled": 0},
                 answer=None,
                 explanation=f"parse failure: {reason}",
                 metadata={"reply": reply, "answer_text": answer_text,
@@ -138,7 +157,7 @@ def choice_accuracy(answer_extraction: str = "none") -> Scorer:
             metadata["scored_by_option_text"] = True
             explanation += " (scored by option text: this item lists the same option text twice)"
         return Score(
-            value={"accuracy": accuracy, "parse_failure": 0, "misled": misled},
+            value={"accuracy": accuracy, "parse_failure": 0, "refusal": 0, "misled": misled},
             answer=parsed.letter,
             explanation=explanation,
             metadata=metadata,

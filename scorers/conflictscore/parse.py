@@ -648,66 +648,29 @@ def split_sentences(text: str) -> list[str]:
 
 # --------------------------------------------------------------------------- Table 14
 
-_CHOICE_PREFIX = re.compile(
-    r"(?:(?:my\s|the\s)?(?:final\s|revised\s|updated\s|improved\s|new\s)?(?:answer|choice|selection|response)"
-    r"(?:\s(?:is|would be))?\s?[:\-–—]?\s*|(?:first\sline\s?:\s*)|(?:option\s|choice\s)(?=\(?[A-Za-z]\b))",
-    re.IGNORECASE)
-_CHOICE_LINE = re.compile(r"[(\[]?([A-Za-z])[)\]]?(?:\s*[–—\-:.)]\s*|\s*$)(.*)")
-
-
-def _norm_option(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
-
-
 def parse_table14_choice(reply: str, options: Sequence[str], letters: str | None = None) -> ChoiceParse:
     """The chosen letter of a Table 14 reply (regenerated binary choice).
 
     Table 14 asks for a first line that is exactly one of ``A – <option>``
     and a second line ``Justification: ...``. Reads the first
-    :data:`MAX_CHOICE_CHARS` characters. The **first** line (markdown,
-    quotes, list bullets and prefixes such as ``Answer:`` / ``Final
-    answer:`` / ``Option`` removed) that is a choice decides: a letter
-    (any case, optionally in brackets) followed by a separator -- en dash,
-    em dash, hyphen, colon, period, ``)`` -- or the end of the line
-    (``B – The placenta``, ``**b: the placenta**``, ``(B)``, ``B``), or a
-    line that is exactly one option's text. If the text after the letter
-    names a *different* option the reply is a failure (``ambiguous``).
-    Preamble lines, ``Justification:`` lines and code fences never decide.
-    With no choice line, the reply without its justification lines goes to
-    :func:`conflict_eval.answers.parse_choice` (``Answer is (B)`` ...).
+    :data:`MAX_CHOICE_CHARS` characters. ``Justification:`` lines (which cite
+    documents, never choose) are dropped, and the rest is read by the shared
+    letter reader :func:`conflict_eval.answers.parse_choice` with the option
+    texts: its leading-choice rule reads ``B – The placenta``,
+    ``**b: the placenta**``, ``- A – The uterus``, ``(B)`` after a preamble
+    ending in ``:``; ``Answer: A – The uterus`` and ``Final answer: **b**`` are
+    answer phrases; a line that is exactly one option's text is read by the
+    option-text fallback. A letter followed by the text of a *different*
+    option (``A – The placenta``) is a failure (``ambiguous``).
     """
     options = [o for o in options if isinstance(o, str)]
     letters = letters or LETTERS[: len(options)]
     if not letters:
         return ChoiceParse(None, False, "no options to choose from")
     text = _text(reply, MAX_CHOICE_CHARS)
-    norm_opts = [_norm_option(o) for o in options]
-    kept: list[str] = []
-    for raw in text.split("\n"):
-        line = raw.strip().strip("`").strip()
-        if not line or line.lower().lstrip("*_ ").startswith("justification"):
-            continue
-        kept.append(raw)
-        line = line.replace("*", "").lstrip("-•>#_ \t").strip().strip(_MARKUP).strip()
-        m = _CHOICE_PREFIX.match(line)
-        if m and m.end() < len(line):
-            line = line[m.end():].lstrip("_ \t").strip()
-        cm = _CHOICE_LINE.fullmatch(line)
-        if cm and cm.group(1).upper() in letters.upper():
-            letter = cm.group(1).upper()
-            index = letters.upper().index(letter)
-            rest = _norm_option(cm.group(2))
-            named = [i for i, o in enumerate(norm_opts) if o and rest == o]
-            if named and index not in named:
-                return ChoiceParse(None, False, f"ambiguous: letter {letter} but the text of option "
-                                                f"{letters[named[0]]}", None, None, None)
-            return ChoiceParse(letter, True, None, None, "delimited", index)
-        norm = _norm_option(line)
-        named = [i for i, o in enumerate(norm_opts) if o and norm == o]
-        if len(named) == 1:
-            return ChoiceParse(letters[named[0]], True, None, None, "option_text", named[0])
-    rest = "\n".join(kept)[:2000]
-    return parse_choice(rest, letters, options=list(options))
+    kept = [line for line in text.split("\n")
+            if not line.strip().strip("`").strip().lower().lstrip("*_ ").startswith("justification")]
+    return parse_choice("\n".join(kept), letters, options=list(options))
 
 
 def parse_rag_choice(reply: str, options: Sequence[str], letters: str | None = None) -> ChoiceParse:

@@ -85,7 +85,8 @@ def judge_answer(answer: str, expected: list[str], options=None):
         match = option_match(answer, list(options))
         right = match.option is not None and matches(match.option, expected)
     return ({"correct": int(right), "refusal": int(is_refusal(answer)),
-             "near_refusal": int(is_near_refusal(answer)), "parse_failure": 0}, match)
+             "near_refusal": int(is_near_refusal(answer)), "parse_failure": 0,
+             "unmatched": int(match is not None and match.option is None)}, match)
 
 
 @scorer(metrics=[{"correct": [accuracy(), stderr()], "refusal": [mean()], "near_refusal": [mean()],
@@ -110,7 +111,6 @@ def user_need_accuracy() -> Scorer:
         expected = list(target.target)
         value, match = judge_answer(parsed.answer, expected, extra.get("options"))
         option = match.option if match is not None else None
-        value["unmatched"] = int(match is not None and option is None)
         return Score(
             value=value,
             answer=parsed.answer,

@@ -19,9 +19,11 @@ Reported: accuracy per setting (Table 4) and, on the items ConflictScore
 flags, original wrong / correct counts, improve rate, harm rate and net
 improvement (Table 5). Failure rules: an unparseable answer (RAG, Control-RAG,
 or the Table 14 reply, read by ``parse_table14_choice``) is wrong and
-counted; an answer whose ConflictScore is undefined (no grader label parsed)
-is counted in ``cs_undefined``; ``label_coverage`` pools labelled / all
-(claim, document) pairs.
+counted; an answer that names no option and refuses ("I cannot determine
+...", :mod:`conflict_eval.answers.refusal`) is wrong and counted as a refusal
+(``*_refusal``), not a parse failure; an answer whose ConflictScore is
+undefined (no grader label parsed) is counted in ``cs_undefined``;
+``label_coverage`` pools labelled / all (claim, document) pairs.
 
 An unreadable grader reply never hides a conflict: an answer whose claim
 could be conflicted under some labelling of its unreadable cells is
@@ -195,15 +197,21 @@ def regeneration_effect() -> Metric:
 
 
 def _correct(reply: str, letters: str, options: list[str], gold: str) -> tuple[int, str | None, str | None]:
-    """(correct, letter, failure reason) -- a parse failure is wrong and reported."""
+    """(correct, letter, failure reason) -- a parse failure or a refusal is wrong and reported."""
     parsed = parse_rag_choice(reply, options, letters)
     return int(parsed.ok and parsed.letter == gold), parsed.letter, parsed.reason
+
+
+def _refused(reason: str | None) -> bool:
+    """Whether a failure reason is a refusal (``ChoiceParse.refusal``), counted apart."""
+    return reason is not None and reason.startswith("refusal")
 
 
 @scorer(metrics={
     "rag": [mean()], "control_rag": [mean()], "regenerated_rag": [mean()], "flagged": [mean(), judge_panel()],
     "flagged_undetermined": [total()], "claims_undetermined": [total()],
     "rag_parse_failure": [mean()], "control_parse_failure": [mean()], "regenerated_parse_failure": [mean()],
+    "rag_refusal": [mean()], "control_refusal": [mean()], "regenerated_refusal": [mean()],
     "effect": [regeneration_effect()], "cs_undefined": [total()], "label_coverage": [pooled_coverage()],
     "documents": [total()], "documents_mentioning_key_entity": [total(), mean()],
 })
@@ -242,9 +250,11 @@ def truthfulqa_settings() -> Scorer:
             value={"rag": rag, "control_rag": control, "regenerated_rag": regenerated,
                    "flagged": int(regen.flagged), "flagged_undetermined": int(regen.flag_undetermined),
                    "claims_undetermined": regen.claims_undetermined,
-                   "rag_parse_failure": int(rag_fail is not None),
-                   "control_parse_failure": int(control_fail is not None),
-                   "regenerated_parse_failure": int(regen_fail is not None), "effect": 0,
+                   "rag_parse_failure": int(rag_fail is not None and not _refused(rag_fail)),
+                   "control_parse_failure": int(control_fail is not None and not _refused(control_fail)),
+                   "regenerated_parse_failure": int(regen_fail is not None and not _refused(regen_fail)),
+                   "rag_refusal": int(_refused(rag_fail)), "control_refusal": int(_refused(control_fail)),
+                   "regenerated_refusal": int(_refused(regen_fail)), "effect": 0,
                    "cs_undefined": cs_undefined,
                    "label_coverage": labelled / pairs if pairs else float("nan"),
                    "documents": len(record.evidence), "documents_mentioning_key_entity": on_topic},

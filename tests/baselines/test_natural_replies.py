@@ -61,7 +61,7 @@ def test_gkp_answer_phase_reads_a_reply_without_closed_thought(log_dir):
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "gkp", "dataset": "demo"},
                          model=scripted_model(reply), limit=1, log_dir=log_dir, display="none")
     [sample] = log.samples
-    assert sample.scores["choice_accuracy"].value == {"accuracy": 1, "parse_failure": 0, "misled": 0}
+    assert sample.scores["choice_accuracy"].value == {"accuracy": 1, "parse_failure": 0, "refusal": 0, "misled": 0}
 
 
 # ---------------------------------------------------------------- Comparative
@@ -74,22 +74,41 @@ def test_gkp_answer_phase_reads_a_reply_without_closed_thought(log_dir):
     ("Answer: C", "C"),
     ("**Answer:** D", "D"),
     ("`A`", "A"),
+    # issue 32: a chat model answering the prompt's closing "Answer:" without the tag
+    ("B. names", "B"),
+    ("B. Belgium", "B"),
+    ("E. walked", "E"),
+    ("E (walked)", "E"),
+    ("**E** — walked", "E"),
+    ("ANSWER1: E\nANSWER2: D\nFinal answer: D", "D"),
+    ("**ANSWER1:** E (walked)\n**ANSWER2:** D (walk)\n\n**Final answer:** D", "D"),
 ])
-def test_comparative_bare_letter_is_the_whole_answer(reply, letter):
+def test_comparative_untagged_answer_is_read_by_the_shared_reader(reply, letter):
     found = parse_comparative(reply)
-    assert _letter(found) == letter and found.parts["bare_letter"] is True
+    assert found.parts["untagged"] is True
+    assert parse_choice(found.answer, "ABCDE").letter == letter
 
 
 @pytest.mark.parametrize("reply", [
-    "B. Belgium",            # more than a letter: it may be ANSWER1 alone
     "B because the context says so",
     "The context says B",
     "A man went to the market.",
-    "",
+    "ANSWER1: A\nANSWER2: C\nso C",
 ])
-def test_comparative_more_than_a_letter_needs_the_tag(reply):
+def test_comparative_untagged_reply_without_a_choice_is_a_parse_failure(reply):
     found = parse_comparative(reply)
-    assert not found.ok and found.reason == "no <a>...</a> final answer"
+    parsed = parse_choice(found.answer, "ABCDE")
+    assert not parsed.ok and not parsed.refused and parsed.reason.startswith("no choice letter found")
+
+
+@pytest.mark.parametrize("reply, reason", [
+    ("", "no <a>...</a> final answer"),
+    ("ANSWER1: E\nANSWER2: D", "no <a>...</a> final answer (only ANSWER1/ANSWER2)"),
+    ("**ANSWER1:**\nE\n\n**ANSWER2:**\nD\n", "no <a>...</a> final answer (only ANSWER1/ANSWER2)"),
+])
+def test_comparative_without_a_final_answer(reply, reason):
+    found = parse_comparative(reply)
+    assert not found.ok and found.reason == reason
 
 
 @pytest.mark.parametrize("reply, parts, letter", [
@@ -116,4 +135,4 @@ def test_comparative_bare_letter_through_a_run(log_dir):
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "comparative", "dataset": "demo"},
                          model=scripted_model(["A"]), limit=1, log_dir=log_dir, display="none")
     [sample] = log.samples
-    assert sample.scores["choice_accuracy"].value == {"accuracy": 1, "parse_failure": 0, "misled": 0}
+    assert sample.scores["choice_accuracy"].value == {"accuracy": 1, "parse_failure": 0, "refusal": 0, "misled": 0}

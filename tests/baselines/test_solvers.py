@@ -51,7 +51,7 @@ def test_single_call_baselines(method, template, reply, answer_text, log_dir):
     assert store.method == method and [c["phase"] for c in store.calls] == ["answer"]
     assert store.answer_text == answer_text and store.parse_failure is None
     score = sample.scores["choice_accuracy"]
-    assert score.answer == "A" and score.value == {"accuracy": 1, "parse_failure": 0, "misled": 0}
+    assert score.answer == "A" and score.value == {"accuracy": 1, "parse_failure": 0, "refusal": 0, "misled": 0}
 
 
 def test_prompts_keep_the_paper_wording():
@@ -98,7 +98,7 @@ def test_malformed_replies_are_parse_failures_and_counted(log_dir):
 @pytest.mark.parametrize("method,reply,reason", [
     ("few_shot", "\n\nI think France", "no <a>...</a> answer"),
     ("self_ask", " Where is it?\nIntermediate answer: Paris.", "no <a>...</a> answer and no 'So the final answer is'"),
-    ("comparative", " ANSWER1: C\nANSWER2: A", "no <a>...</a> final answer"),
+    ("comparative", " ANSWER1: C\nANSWER2: A", "no <a>...</a> final answer (only ANSWER1/ANSWER2)"),
 ])
 def test_each_method_counts_its_malformed_reply(method, reply, reason, log_dir):
     _, log = _run(method, [reply], log_dir)

@@ -105,7 +105,7 @@ REPLIES = {
     (1, "both_memory_first"): ("**A**", "memory"),
     (2, "both_memory_first"): ("The answer is B.", "counter"),
     (0, "both_counter_first"): ("A: {memory}", "memory"),
-    (1, "both_counter_first"): ("I cannot decide between these.", "parse_failure"),
+    (1, "both_counter_first"): ("A or B.", "parse_failure"),
     (2, "both_counter_first"): ("Answer: A", "memory"),
     (0, "memory_only"): ("A", "memory"),
     (1, "memory_only"): ("{memory}", "memory"),  # option text only

@@ -97,11 +97,11 @@ def test_run_scores_duplicate_items_by_text(shared_data, log_dir):
     got = {s.metadata["question"]: (s.scores["choice_accuracy"].value, s.scores["choice_accuracy"].metadata)
            for s in log.samples}
     value, meta = got[_row(shared_data, 61)["question"]]
-    assert value == {"accuracy": 1, "parse_failure": 0, "misled": 0} and meta["scored_by_option_text"]
+    assert value == {"accuracy": 1, "parse_failure": 0, "refusal": 0, "misled": 0} and meta["scored_by_option_text"]
     value, meta = got[_row(shared_data, 105)["question"]]
-    assert value == {"accuracy": 0, "parse_failure": 0, "misled": 1} and meta["scored_by_option_text"]
+    assert value == {"accuracy": 0, "parse_failure": 0, "refusal": 0, "misled": 1} and meta["scored_by_option_text"]
     value, meta = got[_row(shared_data, 16)["question"]]  # duplicates that neither answer touches
-    assert value == {"accuracy": 0, "parse_failure": 0, "misled": 0} and "scored_by_option_text" not in meta
+    assert value == {"accuracy": 0, "parse_failure": 0, "refusal": 0, "misled": 0} and "scored_by_option_text" not in meta
 
 
 def test_lmeval_scores_duplicate_items_by_text(shared_data):
@@ -110,5 +110,5 @@ def test_lmeval_scores_duplicate_items_by_text(shared_data):
 
     docs = load_docs("kre_ecqa", path=str(shared_data / "kre_ecqa" / "sample.jsonl"))["test"]
     [doc] = [d for d in docs if json.loads(d["record"])["question"] == _row(shared_data, 61)["question"]]
-    assert process_end_to_end(doc, ["A</a>"]) == {"accuracy": 1, "parse_failure": 0, "misled": 0}
-    assert process_end_to_end(doc, ["C</a>"]) == {"accuracy": 0, "parse_failure": 0, "misled": 1}
+    assert process_end_to_end(doc, ["A</a>"]) == {"accuracy": 1, "parse_failure": 0, "refusal": 0, "misled": 0}
+    assert process_end_to_end(doc, ["C</a>"]) == {"accuracy": 0, "parse_failure": 0, "refusal": 0, "misled": 1}

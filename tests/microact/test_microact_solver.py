@@ -136,7 +136,7 @@ def test_budget_exhaustion_still_answers(log_dir):
     assert final.endswith(P.FINAL_ANSWER_TEMPLATE)
     store = store_of(sample)
     assert (store["stop_reason"], store["turns_used"], store["invalid_actions"]) == ("budget", 4, 1)
-    assert sample.scores["choice_accuracy"].value == {"accuracy": 0, "parse_failure": 0, "misled": 1}
+    assert sample.scores["choice_accuracy"].value == {"accuracy": 0, "parse_failure": 0, "refusal": 0, "misled": 1}
 
 
 def test_malformed_actions_become_observations_and_the_loop_goes_on(log_dir):

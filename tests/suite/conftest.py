@@ -29,7 +29,7 @@ def reply_for(prompt: str) -> str:
                 return f"{gold}</a>"
             if kind == "wrong":
                 return ("A" if gold != "A" else "B") + "</a>"
-            return "I cannot tell."
+            return "Hmm, hard to say."  # unreadable (not a refusal: "I cannot tell." is one)
     raise AssertionError(f"unexpected prompt {prompt[:200]!r}")
 
 

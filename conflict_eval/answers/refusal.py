@@ -1,0 +1,179 @@
+"""Recognising a sincere refusal to answer, once, for every method.
+
+:func:`find_refusal` says whether a reply refuses to answer ("I cannot
+determine ...", "None of the options is correct", "The documents do not
+contain enough information ...") and which words do it; :func:`is_refusal`
+is the yes/no form. Every reader of a choice letter uses it through
+:func:`conflict_eval.answers.parse_choice`, which marks a reply with no
+letter of its own that refuses as ``refused`` (not a parse failure); the
+metrics count it as a refusal beside ``parse_failure`` and score it wrong.
+
+The rule, conservative on purpose
+---------------------------------
+A reply is a refusal when one of its sentences (a line, or text ending in
+``.``/``!``/``?``/``;``) says, in the writer's own voice, that it cannot or
+will not answer:
+
+* ``I cannot`` / ``I can't`` / ``I am unable to`` / ``I'm not able to`` /
+  ``it is impossible to`` / ``there is no way to`` + *determine, answer,
+  tell, say, decide, choose, select, pick, identify, know, conclude, confirm,
+  verify, be certain/sure* (``I cannot determine which option is correct``);
+* ``... cannot be determined / answered / decided / known / inferred``;
+* ``I don't know`` / ``I do not know``, ``I'm not sure`` / ``I am uncertain``;
+* ``None of the options / choices / answers / above`` ... and ``Neither of the
+  options``, ``neither A nor B``;
+* ``not enough`` / ``insufficient`` / ``no sufficient`` *information,
+  evidence, context, data, details* (``The documents do not contain enough
+  information``, ``There is insufficient evidence``);
+* a whole reply that is only ``Not sure``, ``Unsure``, ``No idea``, ``idk``,
+  ``No answer``, ``Can't say`` / ``Cannot tell`` (markup and final
+  punctuation aside). ``Unknown``, ``None``, ``N/A`` are not refusals: they
+  can be an answer.
+
+It is *not* a refusal when the refusing words are quoted (inside double
+quotes, or reported from a document: ``Document 2 says "I don't know"``,
+``Document 1 states there is not enough evidence``, see
+:func:`conflict_eval.answers.reported`), or when the same sentence or the
+one after it goes on to answer: a contrast (``but``, ``however``,
+``although``, ``that said``, ``nevertheless``, ``still``) or a guess (``my best
+guess``, ``most likely``, ``probably``, ``if I had to choose``) after the
+refusal words. A reply that refuses and still declares a letter is read as
+that letter by ``parse_choice`` (the letter is looked for first).
+
+Only the first :data:`~conflict_eval.answers.MAX_REPLY_CHARS` characters are
+read; each pattern is a bounded, non-nested regex, so the time is linear.
+
+>>> is_refusal("I cannot determine the answer from the documents provided.")
+True
+>>> is_refusal("None of the options is supported by the documents.")
+True
+>>> is_refusal("The documents do not contain enough information to answer this.")
+True
+>>> is_refusal("I can't be certain, but the answer is most likely B.")
+False
+>>> is_refusal('Document 2 says "I don\\'t know", but Document 1 gives Paris.')
+False
+>>> is_refusal("Document 1 says there is not enough evidence.")
+False
+>>> find_refusal("Sorry, I'm unable to answer that.").phrase
+"I'm unable to answer"
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from conflict_eval.answers.reply import clip, reported
+
+__all__ = ["Refusal", "find_refusal", "is_refusal"]
+
+_VERBS = (r"(?:determine|answer|tell|say|decide|choose|select|pick|identify|know|conclude|confirm|verify"
+          r"|be[ \t]+(?:certain|sure|confident)|give[ \t]+(?:an?[ \t]+)?(?:definitive[ \t]+)?answer|make[ \t]+a[ \t]+choice)")
+_CANNOT = (r"(?:cannot|can[ \t]*not|can['’]t|could[ \t]+not|couldn['’]t"
+           r"|(?:am|are|was|were)[ \t]+(?:unable|not[ \t]+able))")
+_INFO = r"(?:information|evidence|context|data|details?|facts|support)"
+
+_REFUSAL_RE = re.compile(
+    "|".join((
+        # I cannot determine / I'm unable to answer / we can't tell
+        rf"\b(?:i|we)(?:[ \t]+(?:really[ \t]+|simply[ \t]+|honestly[ \t]+)?{_CANNOT}|['’]m[ \t]+(?:unable|not[ \t]+able))"
+        rf"(?:[ \t]+to)?[ \t]+(?:reliably[ \t]+|definitively[ \t]+|confidently[ \t]+|accurately[ \t]+)?{_VERBS}\b",
+        # it is impossible to tell / there is no way to know / unable to determine
+        rf"\b(?:impossible|not[ \t]+possible|no[ \t]+way)[ \t]+to[ \t]+{_VERBS}\b",
+        rf"\bunable[ \t]+to[ \t]+{_VERBS}\b",
+        # cannot be determined
+        r"\b(?:cannot|can[ \t]*not|can['’]t|could[ \t]+not|couldn['’]t)[ \t]+be[ \t]+(?:reliably[ \t]+|definitively[ \t]+)?"
+        r"(?:determined|answered|decided|known|inferred|concluded|verified|confirmed|told)\b",
+        # I don't know / I'm not sure / I am uncertain
+        r"\bi[ \t]+(?:really[ \t]+)?(?:do[ \t]+not|don['’]t|dont)[ \t]+know\b",
+        r"\bi(?:[ \t]+am|['’]m)[ \t]+(?:not[ \t]+(?:sure|certain)|unsure|uncertain)\b",
+        # None of the options ... / neither of the options / neither A nor B
+        r"\bnone[ \t]+of[ \t]+the[ \t]+(?:(?:given|provided|listed|available|answer|four|five|two|three)[ \t]+)?"
+        r"(?:options|choices|answers|alternatives|above)\b",
+        r"\bneither[ \t]+of[ \t]+the[ \t]+(?:options|choices|answers|two)\b",
+        r"\bneither[ \t]+(?:option[ \t]+)?\(?[A-Z]\)?[ \t]+nor[ \t]+(?:option[ \t]+)?\(?[A-Z]\)?(?![A-Za-z])",
+        # not enough information / insufficient evidence
+        rf"(?:\bnot|\bno|n['’]t)[ \t]+(?:\w+[ \t]+)?(?:enough|sufficient|adequate)[ \t]+(?:\w+[ \t]+)?{_INFO}\b",
+        rf"\b(?:insufficient|inadequate)[ \t]+(?:\w+[ \t]+)?{_INFO}\b",
+    )),
+    re.IGNORECASE,
+)
+
+#: After the refusal words, in the same sentence or the next one: the reply
+#: goes on to answer anyway.
+_GOES_ON_RE = re.compile(
+    r"\b(?:but|however|although|though|that[ \t]+said|nevertheless|nonetheless|still|yet"
+    r"|best[ \t]+guess|most[ \t]+likely|probably|likely[ \t]+(?:is|to[ \t]+be)|if[ \t]+i[ \t]+(?:had|have)[ \t]+to"
+    r"|leaning[ \t]+towards?|i[ \t]+(?:would|will|'d|’d)[ \t]+(?:go|choose|pick|select|say))\b",
+    re.IGNORECASE,
+)
+
+_SENTENCE_END = ".!?;\n"
+
+#: Whole replies that refuse in two or three words ("Not sure.", "No idea").
+#: Only as the *entire* reply: "unknown", "none", "n/a" are left out, as they
+#: can be a free-form answer ("The composer is unknown").
+_WHOLE_REPLY_REFUSALS = frozenset({"not sure", "unsure", "no idea", "idk", "no answer", "cannot say", "can't say",
+                                   "can't tell", "cannot tell", "cannot answer", "can't answer"})
+
+#: A document reporting, earlier in the refusal's sentence ("Document 1 says
+#: there is not enough evidence"): the refusal is the document's, not the reply's.
+_SOURCE_SAYS_RE = re.compile(
+    r"\b(?:documents?|docs?|passages?|paragraphs?|sources?|contexts?|evidence|texts?|articles?|snippets?)\b"
+    r"[^.!?\n;]{0,60}?\b(?:says?|said|states?|stated|claims?|suggests?|reports?|mentions?|notes?|argues?|writes?)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A refusal found by :func:`find_refusal`."""
+
+    phrase: str
+    """The refusing words as written."""
+    span: tuple[int, int]
+    """Their offsets in the text read (the first ``MAX_REPLY_CHARS`` characters)."""
+
+
+_WINDOW = 300
+"""How far a sentence is looked at around the refusal words (bounds the time)."""
+
+
+def _sentence_end(text: str, pos: int) -> int:
+    """Offset just past the sentence containing ``pos`` (a line, or up to ``. ! ? ;``),
+    looking at most :data:`_WINDOW` characters ahead."""
+    limit = min(len(text), pos + _WINDOW)
+    ends = [i for i in (text.find(c, pos, limit) for c in _SENTENCE_END) if i >= 0]
+    return min(ends) + 1 if ends else limit
+
+
+def find_refusal(text: str) -> Refusal | None:
+    """The first sincere refusal in ``text`` (see the module docstring), or ``None``.
+
+    Total: any string gives a :class:`Refusal` or ``None``; a non-string raises
+    ``TypeError``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    text = clip(text, "head")
+    whole = " ".join(text.strip(" \t\r\n*_`\"'“”‘’.!<>").replace("’", "'").split()).lower()
+    if whole in _WHOLE_REPLY_REFUSALS:
+        start = text.lower().replace("’", "'").find(whole.split()[0])
+        return Refusal(text.strip(" \t\r\n*_`\"'“”‘’.!<>"), (start, start + len(whole)))
+    for m in _REFUSAL_RE.finditer(text):
+        start = max(text.rfind(c, max(0, m.start() - _WINDOW), m.start()) for c in _SENTENCE_END) + 1
+        start = max(start, m.start() - _WINDOW)
+        if reported(text, m.start()) or _SOURCE_SAYS_RE.search(text, start, m.start()) is not None:
+            continue
+        end = _sentence_end(text, m.end())
+        end = _sentence_end(text, end) if end < len(text) else end  # ... and the sentence after it
+        if _GOES_ON_RE.search(text, m.end(), end) is not None:
+            continue
+        return Refusal(m.group(0), m.span())
+    return None
+
+
+def is_refusal(text: str) -> bool:
+    """Whether ``text`` is a sincere refusal to answer (:func:`find_refusal`)."""
+    return find_refusal(text) is not None

@@ -1,0 +1,201 @@
+"""One worker of a plan (:mod:`conflict_eval.runs.plan`): Inspect's selection mode plus
+what the toolkit adds on top -- resume after a kill, a share of the budget, a verdict
+from the logs -- and a status of the whole plan from the shared log folder.
+
+The shared folder is flat: every worker writes its tasks' ``.eval`` logs into
+it (Inspect writes no ``eval-set.json`` in selection mode; the plan is the
+manifest). A worker that stops short records why in
+``LOG_DIR/worker-I-stop.json`` (same fields as ``suite-stop.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conflict_eval.runs.plan import TASKS_FILE, _cwd, _env, eval_set_options, read_plan
+from conflict_eval.runs.spec import SuiteError, load_suite
+
+
+@dataclass
+class WorkerRun:
+    success: bool
+    statuses: list = field(default_factory=list)
+    stop_reason: str | None = None
+    spent_usd: float | None = None
+    skipped: list[str] = field(default_factory=list)  # cells already complete
+    resumed: list[str] = field(default_factory=list)  # cells resumed from a log
+
+    @property
+    def exit_code(self) -> int:
+        if self.success:
+            return 0
+        return {"SIGINT": 130, "SIGTERM": 143}.get(self.stop_reason or "", 1)
+
+
+def _headers(log_dir: str, eval_set_id: str) -> list[tuple[str, Any]]:
+    """``(log name, header)`` of the plan's logs in the shared folder."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    out = []
+    for info in list_eval_logs(log_dir, recursive=False):
+        try:
+            h = read_eval_log(info, header_only=True)
+        except Exception:  # noqa: BLE001 -- a log being written or cut off: not usable for resume
+            continue
+        if h.eval.eval_set_id == eval_set_id:
+            out.append((info.name, h))
+    return out
+
+
+def _complete(h) -> bool:
+    return h.status == "success" and h.results is not None and \
+        h.results.completed_samples == h.results.total_samples
+
+
+def plan_statuses(plan: dict[str, Any], cells: list[dict] | None = None) -> list:
+    """A :class:`~conflict_eval.runs.status.TaskStatus` per planned cell, from the shared folder."""
+    from conflict_eval.runs.status import TaskStatus, _counts
+
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    wanted = {(c["name"], c["model"]): c for c in (cells or plan["cells"])}
+    best: dict[tuple, tuple[tuple, Any]] = {}
+    for info in list_eval_logs(plan["log_dir"], recursive=False):
+        try:
+            h = read_eval_log(info, header_only=True)
+        except Exception:  # noqa: BLE001
+            continue
+        key = (h.eval.task_registry_name or h.eval.task, h.eval.model)
+        if h.eval.eval_set_id != plan["eval_set_id"] or key not in wanted:
+            continue
+        done, _ = _counts(info, h)
+        c = wanted[key]
+        st = TaskStatus(c["model"], c["label"], h.status, done, c["samples"], info.name, h.eval.task_id)
+        rank = (st.complete, done, str(h.eval.created or ""))
+        if key not in best or rank > best[key][0]:
+            best[key] = (rank, st)
+    out = [best[k][1] if k in best else TaskStatus(c["model"], c["label"], "not started", 0, c["samples"])
+           for k, c in wanted.items()]
+    return sorted(out, key=lambda s: (s.model, s.label))
+
+
+def plan_spend(plan: dict[str, Any]) -> dict[int, float]:
+    """Dollars each worker's cells record in the shared folder (batch prices where batched)."""
+    from conflict_eval.runs.budget import spent_in_logs
+
+    prices = plan_prices(plan)
+    return {w["worker"]: spent_in_logs(plan["log_dir"], prices, tasks=set(w["cells"]),
+                                       eval_set_id=plan["eval_set_id"]) for w in plan.get("workers") or []}
+
+
+def plan_prices(plan: dict[str, Any]) -> dict[str, Any]:
+    from conflict_eval.runs.estimate import model_price
+
+    mcc = (plan.get("options") or {}).get("model_cost_config")
+    return {m["model"]: model_price(m["model"], mcc)[0] for m in plan["models"]}
+
+
+def plan_batch_budget(plan: dict[str, Any], cells: list[dict]) -> tuple[dict[str, float], dict[str, float]]:
+    """Batch price fractions and per-call reservations of the batched models (see runs/budget.py)."""
+    from conflict_eval.report.batch_prices import batch_factor, batched
+
+    factors = {m["model"]: batch_factor(m["model"])[0] for m in plan["models"] if batched(m["model"], m.get("batch"))}
+    reserve: dict[str, float] = {}
+    for c in cells:
+        if c["model"] in factors:
+            reserve[c["model"]] = max(reserve.get(c["model"], 0.0), c.get("usd_per_call") or 0.0)
+    return factors, reserve
+
+
+def _remove_superseded(plan: dict[str, Any], mine: list[dict], statuses: list) -> None:
+    """Once a cell is complete, the attempts it resumed from are superseded: the killed log
+    (removed by Inspect when it resumes it), the ``-recovered`` copy Inspect makes of a crashed
+    log, and any earlier unfinished attempt. ``eval_set`` cleans up after itself this way; a
+    selection-mode worker does not, so the worker does (only for its own cells, on a local folder)."""
+    if "://" in plan["log_dir"]:
+        return
+    keep = {(s.model, s.label): s.log for s in statuses if s.complete}
+    names = {(c["name"], c["model"]): (c["model"], c["label"]) for c in mine}
+    for name, h in _headers(plan["log_dir"], plan["eval_set_id"]):
+        cell = names.get((h.eval.task_registry_name or h.eval.task, h.eval.model))
+        if cell in keep and name != keep[cell] and not _complete(h):
+            Path(name.removeprefix("file://")).unlink(missing_ok=True)
+
+
+def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRun:
+    """Run one worker's selection into the plan's shared log folder (see the module docstring)."""
+    from inspect_ai import eval_set
+
+    from conflict_eval.runs.budget import budget_guard
+    from conflict_eval.runs.signals import SigtermAsSigint, inspect_verdict_muted
+
+    sel_file = Path(selection_path).resolve()
+    plan_file, plan = read_plan(sel_file)
+    plan_dir = plan_file.parent
+    selection = json.loads(sel_file.read_text(encoding="utf-8"))
+    wanted = [t["identifier"] for t in selection.get("tasks") or []]
+    by_id = {c["identifier"]: c for c in plan["cells"]}
+    unknown = [i for i in wanted if i not in by_id]
+    if unknown:
+        raise SuiteError(f"{sel_file}: task(s) not in plan {plan_file}: {', '.join(unknown)}")
+    mine = [by_id[i] for i in wanted]
+    worker = next((w for w in plan.get("workers") or [] if (plan_dir / w["selection"]).resolve() == sel_file), None)
+    log_dir = plan["log_dir"]
+    Path(log_dir).mkdir(parents=True, exist_ok=True) if "://" not in log_dir else None
+
+    # what the shared folder already holds for these cells: skip the complete, resume the rest
+    logs: dict[tuple, list[tuple[str, Any]]] = {}
+    for name, h in _headers(log_dir, plan["eval_set_id"]):
+        logs.setdefault((h.eval.task_registry_name or h.eval.task, h.eval.model), []).append((name, h))
+    todo, skipped, resumed = [], [], []
+    for c in mine:
+        found = sorted(logs.get((c["name"], c["model"]), []), key=lambda x: str(x[1].eval.created or ""))
+        if any(_complete(h) for _, h in found):
+            skipped.append(c["name"])
+            continue
+        entry: dict[str, Any] = {"identifier": c["identifier"]}
+        if found:
+            entry["resume"] = found[-1][0].removeprefix("file://")
+            resumed.append(c["name"])
+        todo.append(entry)
+    budget = (worker or {}).get("budget_usd")
+    stop_file = Path(log_dir) / f"worker-{(worker or {}).get('worker', sel_file.stem)}-stop.json"
+    if not todo:
+        if "://" not in log_dir:
+            stop_file.unlink(missing_ok=True)
+        return WorkerRun(True, plan_statuses(plan, mine), None, None, skipped, resumed)
+    effective = sel_file.with_name(sel_file.stem + ".run.json")
+    effective.write_text(json.dumps({**selection, "tasks": todo}, indent=2) + "\n", encoding="utf-8")
+
+    suite = load_suite(plan["suite"])
+    factors, reserve = plan_batch_budget(plan, mine)
+    interrupted = None
+    with SigtermAsSigint() as term, \
+            budget_guard(budget, log_dir, plan_prices(plan) if budget is not None else {},
+                         factors=factors, reserve=reserve,
+                         tasks={c["name"] for c in mine}, eval_set_id=plan["eval_set_id"]) as guard, \
+            inspect_verdict_muted(), _cwd(plan_dir), _env("INSPECT_EVAL_SET_SELECTION", str(effective)), \
+            _env("INSPECT_EVAL_SET_CAPTURE", None):
+        try:
+            eval_set(TASKS_FILE, log_dir=log_dir, display=display, **eval_set_options(suite))
+        except KeyboardInterrupt:
+            interrupted = "SIGINT"
+    statuses = plan_statuses(plan, mine)
+    _remove_superseded(plan, mine, statuses)
+    left = [s for s in statuses if not s.complete]
+    reason = None
+    if left:
+        reason = "budget" if guard.stopped else term.received or interrupted or (
+            "SIGINT" if any(s.status == "cancelled" for s in left) else "incomplete")
+    if left and "://" not in log_dir:
+        stop_file.write_text(json.dumps({"conflict_eval_stop_reason": reason, "budget_usd": budget,
+                                         "spent_usd": guard.spent, "submitted": guard.submitted(),
+                                         "tasks": [{"model": s.model, "task": s.label, "state": s.status,
+                                                    "done": s.done, "total": s.total} for s in left]},
+                                        indent=2) + "\n", encoding="utf-8")
+    elif "://" not in log_dir:
+        stop_file.unlink(missing_ok=True)
+    return WorkerRun(not left, statuses, reason, guard.spent, skipped, resumed)

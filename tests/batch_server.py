@@ -1,0 +1,266 @@
+"""A small OpenAI-compatible batch server on 127.0.0.1 for tests.
+
+It implements the endpoints Inspect's OpenAI batcher uses (inspect_ai 0.3.285,
+``_openai_batch.py``): upload a JSONL file (``POST /v1/files``), create a batch
+(``POST /v1/batches``), retrieve it (``GET /v1/batches/{id}``), download the
+output file (``GET /v1/files/{id}/content``) and cancel it
+(``POST /v1/batches/{id}/cancel``), for Chat Completions and Responses
+requests alike; plus the live ``POST /v1/chat/completions`` and
+``/v1/responses`` so that a call that bypasses the batch API is counted
+(``counts["live"]``), not lost.
+
+* ``reply(prompt) -> str`` writes each answer; usage is the prompt's words in
+  and the reply's words out, recorded per request in ``usage`` as ``(in, out)``.
+* ``delay``: seconds a batch stays ``in_progress`` before it completes.
+* ``fail``: ``None``, ``"failed"`` (the whole batch rejected, with an error
+  per request, as OpenAI reports a rejected batch), ``"expired"`` (every
+  request in the error file with code ``batch_expired``, as OpenAI writes
+  requests not run within the completion window), or ``"expired-no-file"``
+  (expired with neither file). ``fail_after``: only batches created after this many.
+* ``counts``: requests per endpoint, so a test can tell batched calls from live ones.
+* Bounded: it shuts itself down after ``lifetime`` seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+
+def _text(content) -> str:
+    if isinstance(content, str):
+        return content
+    return " ".join(str(p.get("text", "")) for p in content or [] if isinstance(p, dict))
+
+
+def _messages(body: dict) -> list[dict]:
+    """The conversation of a Chat Completions (``messages``) or Responses (``input``) request."""
+    if "messages" in body:
+        return list(body["messages"])
+    items = body.get("input")
+    if isinstance(items, str):
+        return [{"role": "user", "content": items}]
+    msgs = [{"role": "system", "content": body["instructions"]}] if body.get("instructions") else []
+    return msgs + [i for i in items or [] if isinstance(i, dict) and "role" in i]
+
+
+def _completion(body: dict, text: str, url: str = "/v1/chat/completions") -> dict:
+    """A Chat Completions or Responses API reply with usage: prompt words in, reply words out."""
+    prompt_words = sum(len(_text(m.get("content")).split()) for m in _messages(body))
+    out_words = len(text.split())
+    if url.endswith("/responses"):
+        return {"id": f"resp_{uuid.uuid4().hex[:12]}", "object": "response", "created_at": int(time.time()),
+                "model": body.get("model", "fake"), "status": "completed", "parallel_tool_calls": True,
+                "tool_choice": "auto", "tools": [],
+                "output": [{"type": "message", "id": f"msg_{uuid.uuid4().hex[:8]}", "status": "completed",
+                            "role": "assistant",
+                            "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+                "usage": {"input_tokens": prompt_words, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+                          "output_tokens": out_words, "output_tokens_details": {"reasoning_tokens": 0},
+                          "total_tokens": prompt_words + out_words}}
+    return {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", "fake"),
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": prompt_words, "completion_tokens": out_words,
+                      "total_tokens": prompt_words + out_words}}
+
+
+def _usage(reply: dict) -> tuple[int, int]:
+    u = reply["usage"]
+    return (u["input_tokens"], u["output_tokens"]) if "input_tokens" in u else (u["prompt_tokens"],
+                                                                              u["completion_tokens"])
+
+
+def _last_prompt(body: dict) -> str:
+    for m in reversed(_messages(body)):
+        if m.get("role") == "user":
+            return _text(m.get("content"))
+    return ""
+
+
+class BatchServer:
+    def __init__(self, reply: Callable[[str], str], *, delay: float = 0.2, fail: str | None = None,
+                 fail_after: int = 0, lifetime: float = 300.0):
+        self.reply, self.delay, self.fail, self.fail_after, self.lifetime = reply, delay, fail, fail_after, lifetime
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}
+        self.counts: Counter = Counter()
+        self.usage: list[dict] = []  # one entry per answered batched request
+        self.custom_ids: list[str] = []
+        self.live: list[tuple[str, dict]] = []  # (path, body) of every live call
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _send(self, code: int, payload, raw: bytes | None = None):
+                data = raw if raw is not None else json.dumps(payload).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json" if raw is None else "application/octet-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _body(self) -> bytes:
+                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+            def do_POST(self):  # noqa: N802
+                path = self.path.split("?")[0].rstrip("/")
+                body = self._body()
+                if path.endswith("/files"):
+                    server.counts["files.create"] += 1
+                    content = _multipart_file(body, self.headers.get("Content-Type", ""))
+                    fid = f"file-{uuid.uuid4().hex[:12]}"
+                    with server.lock:
+                        server.files[fid] = content
+                    return self._send(200, {"id": fid, "object": "file", "bytes": len(content),
+                                            "created_at": int(time.time()), "filename": "batch.jsonl",
+                                            "purpose": "batch", "status": "processed"})
+                if path.endswith("/batches"):
+                    server.counts["batches.create"] += 1
+                    req = json.loads(body)
+                    return self._send(200, server._create(req))
+                if path.endswith("/cancel"):
+                    server.counts["batches.cancel"] += 1
+                    bid = path.split("/")[-2]
+                    with server.lock:
+                        b = server.batches.get(bid)
+                        if b is None:
+                            return self._send(404, {"error": {"message": f"no batch {bid}"}})
+                        if b["status"] in ("validating", "in_progress"):
+                            b["status"] = "cancelled"
+                    return self._send(200, server._public(b))
+                if path.endswith("/chat/completions") or path.endswith("/responses"):
+                    server.counts["live"] += 1  # a call that did not go through the batch API
+                    req = json.loads(body)
+                    server.live.append((path, req))
+                    return self._send(200, _completion(req, server.reply(_last_prompt(req)), path))
+                return self._send(404, {"error": {"message": f"no route {path}"}})
+
+            def do_GET(self):  # noqa: N802
+                path = self.path.split("?")[0].rstrip("/")
+                if path.endswith("/content"):
+                    server.counts["files.content"] += 1
+                    fid = path.split("/")[-2]
+                    with server.lock:
+                        data = server.files.get(fid)
+                    return self._send(200, None, raw=data) if data is not None else \
+                        self._send(404, {"error": {"message": f"no file {fid}"}})
+                if "/batches/" in path:
+                    server.counts["batches.retrieve"] += 1
+                    bid = path.split("/")[-1]
+                    with server.lock:
+                        b = server.batches.get(bid)
+                        if b is None:
+                            return self._send(404, {"error": {"message": f"no batch {bid}"}})
+                        server._advance(b)
+                        return self._send(200, server._public(b))
+                return self._send(404, {"error": {"message": f"no route {path}"}})
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._timer = threading.Timer(lifetime, self.stop)
+        self._timer.daemon = True
+
+    # batches ------------------------------------------------------------
+
+    def _create(self, req: dict) -> dict:
+        bid = f"batch_{uuid.uuid4().hex[:12]}"
+        with self.lock:
+            lines = [json.loads(x) for x in self.files[req["input_file_id"]].decode().splitlines() if x.strip()]
+            n = len(self.batches)
+            b = {"id": bid, "object": "batch", "endpoint": req.get("endpoint", "/v1/chat/completions"),
+                 "input_file_id": req["input_file_id"], "completion_window": req.get("completion_window", "24h"),
+                 "status": "validating", "created_at": int(time.time()), "started": time.monotonic(),
+                 "lines": lines, "fail": self.fail if n >= self.fail_after else None,
+                 "request_counts": {"total": len(lines), "completed": 0, "failed": 0}}
+            self.batches[bid] = b
+            return self._public(b)
+
+    def _advance(self, b: dict) -> None:
+        """Move a batch on by the clock (called under the lock)."""
+        if b["status"] in ("completed", "failed", "expired", "cancelled"):
+            return
+        if time.monotonic() - b["started"] < self.delay:
+            b["status"] = "in_progress"
+            return
+        if b["fail"] == "failed":
+            b["status"] = "failed"
+            b["errors"] = {"object": "list", "data": [
+                {"code": "invalid_request", "message": "simulated rejected batch", "line": i + 1, "param": None}
+                for i in range(len(b["lines"]))]}
+            return
+        if b["fail"] in ("expired", "expired-no-file"):
+            # OpenAI: requests not run within the window are written to the error file
+            b["status"] = "expired"
+            b["request_counts"] = {"total": len(b["lines"]), "completed": 0, "failed": len(b["lines"])}
+            if b["fail"] == "expired":
+                errors = [{"id": f"batch_req_{uuid.uuid4().hex[:8]}", "custom_id": line["custom_id"],
+                           "response": None, "error": {"code": "batch_expired", "message": "This request could "
+                                                       "not be executed before the completion window expired."}}
+                          for line in b["lines"]]
+                fid = f"file-{uuid.uuid4().hex[:12]}"
+                self.files[fid] = ("\n".join(json.dumps(x) for x in errors) + "\n").encode()
+                b["error_file_id"] = fid
+            return
+        out = []
+        for line in b["lines"]:
+            body = line["body"]
+            completion = _completion(body, self.reply(_last_prompt(body)), line.get("url", b["endpoint"]))
+            self.usage.append(_usage(completion))
+            self.custom_ids.append(line["custom_id"])
+            out.append({"id": f"batch_req_{uuid.uuid4().hex[:8]}", "custom_id": line["custom_id"],
+                        "response": {"status_code": 200, "request_id": uuid.uuid4().hex, "body": completion},
+                        "error": None})
+        fid = f"file-{uuid.uuid4().hex[:12]}"
+        self.files[fid] = ("\n".join(json.dumps(x) for x in out) + "\n").encode()
+        b["output_file_id"] = fid
+        b["status"] = "completed"
+        b["request_counts"] = {"total": len(out), "completed": len(out), "failed": 0}
+
+    @staticmethod
+    def _public(b: dict) -> dict:
+        return {k: v for k, v in b.items() if k not in ("lines", "started", "fail")}
+
+    # lifecycle ----------------------------------------------------------
+
+    def start(self) -> BatchServer:
+        self._thread.start()
+        self._timer.start()
+        return self
+
+    def stop(self) -> None:
+        self._timer.cancel()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self) -> BatchServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def running(self) -> list[str]:
+        """Batches still validating or in progress (what a clean stop must not leave behind)."""
+        with self.lock:
+            return [b["id"] for b in self.batches.values() if b["status"] in ("validating", "in_progress")]
+
+
+def _multipart_file(body: bytes, content_type: str) -> bytes:
+    """The file part of a multipart/form-data upload."""
+    boundary = content_type.split("boundary=")[-1].strip('"').encode()
+    for part in body.split(b"--" + boundary):
+        if b'name="file"' in part:
+            _, _, data = part.partition(b"\r\n\r\n")
+            return data.rstrip(b"\r\n")
+    raise ValueError("no file part in the upload")

@@ -1,0 +1,109 @@
+"""One plan, three worker processes, one shared flat log folder (Inspect's
+INSPECT_EVAL_SET_CAPTURE / INSPECT_EVAL_SET_SELECTION protocol): one worker is
+killed mid-way and started again; the suite ends complete, the leaderboard
+builds, and every sample is in the folder exactly once."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
+
+from conflict_eval.runs.plan import make_plan, read_plan
+from conflict_eval.runs.worker import plan_statuses
+
+SUITE = """name: spread
+models:
+  - model: scripted/slow
+    max_connections: 1
+    args: {reply: "A</a>", delay: 1.0}
+  - model: scripted/fast
+    args: {reply: "B</a>"}
+defaults: {limit: 4}
+tasks:
+  - task: conflict_eval/run
+    args: {method: end_to_end, dataset: demo}
+  - task: conflict_eval/run
+    args: {method: cot, dataset: demo}
+  - task: conflict_eval/run
+    args: {method: end_to_end, dataset: demo, conflict_type: temporal}
+"""
+
+
+def _worker(tmp_path, selection) -> subprocess.Popen:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen([sys.executable, "-m", "conflict_eval.cli", "suite", "worker", str(selection),
+                             "--display", "none"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _logs_of(log_dir: Path, cell: str) -> list:
+    return [i for i in list_eval_logs(str(log_dir)) if f"_{cell.replace('_', '-')}_" in Path(i.name).name]
+
+
+@pytest.mark.slow
+def test_three_workers_one_killed_and_restarted(tmp_path):
+    (tmp_path / "spread.yaml").write_text(SUITE)
+    plan = make_plan(str(tmp_path / "spread.yaml"), tmp_path / "plan", workers=3, budget=3.0)
+    plan_file, plan = read_plan(tmp_path / "plan")
+    capture = json.loads((tmp_path / "plan" / "capture.json").read_text())
+    assert capture["version"] == 3 and len(capture["tasks"]) == 6  # 2 models x 3 tasks
+    assert sorted(len(w["cells"]) for w in plan["workers"]) == [2, 2, 2]
+    assert [w["budget_usd"] for w in plan["workers"]] == [1.0, 1.0, 1.0]  # no cost estimate: equal shares
+    log_dir = Path(plan["log_dir"])
+    sel = {w["worker"]: tmp_path / "plan" / w["selection"] for w in plan["workers"]}
+    victim_cell = next(c for c in plan["workers"][0]["cells"]
+                       if next(x for x in plan["cells"] if x["name"] == c)["model"] == "scripted/slow")
+
+    procs = {i: _worker(tmp_path, s) for i, s in sel.items()}
+    # kill worker 1 once its slow cell has a log and at least one sample done, before it finishes
+    deadline = time.monotonic() + 300
+    killed_mid_way = False
+    while time.monotonic() < deadline and procs[1].poll() is None:
+        logs = _logs_of(log_dir, victim_cell)
+        if logs:
+            h = read_eval_log(logs[0], header_only=True)
+            if h.status == "started":
+                time.sleep(1.5)
+                if procs[1].poll() is None:
+                    procs[1].send_signal(signal.SIGKILL)
+                    procs[1].wait(timeout=60)
+                    killed_mid_way = True
+                break
+        time.sleep(0.2)
+    assert killed_mid_way, "worker 1 finished before it could be killed"
+    assert read_eval_log(_logs_of(log_dir, victim_cell)[0], header_only=True).status == "started"
+    mid = plan_statuses(plan)
+    assert not all(s.complete for s in mid)
+
+    restarted = _worker(tmp_path, sel[1])
+    out = restarted.communicate(timeout=600)[0]
+    assert restarted.returncode == 0, out
+    assert f"resumed from their logs: {victim_cell}" in out
+    for i in (2, 3):
+        o = procs[i].communicate(timeout=600)[0]
+        assert procs[i].returncode == 0, o
+
+    status = subprocess.run([sys.executable, "-m", "conflict_eval.cli", "suite", "status", str(tmp_path / "plan")],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert "all tasks done" in status.stdout and "worker 3:" in status.stdout
+    # the folder is flat and holds one complete log per cell: the killed attempt was resumed and removed
+    infos = list_eval_logs(str(log_dir), recursive=True)
+    assert len(infos) == 6 and all(Path(i.name).parent == Path(infos[0].name).parent for i in infos)
+    seen = []
+    for info in infos:
+        lg = read_eval_log(info)
+        assert lg.status == "success" and lg.eval.eval_set_id == plan["eval_set_id"]
+        seen += [(lg.eval.model, lg.eval.metadata["suite"]["label"], s.id, s.epoch) for s in lg.samples]
+    assert len(seen) == len(set(seen)) == 6 * 4
+    from conflict_eval.report.build import build_leaderboard
+
+    board = build_leaderboard([log_dir], bootstrap=0)
+    assert len(board["rows"]) == 6 and all(r.n == 4 and r.complete for r in board["rows"])
+    assert board["stats"]["duplicates_dropped"] == 0
