@@ -103,7 +103,7 @@ def main() -> None:
     from conflict_eval.report.accounting import log_costs, summarise
     from conflict_eval.plugins.conflict_exposure.rewrite import default_rewriter
     from conflict_eval.plugins.polluted_kb.build import build_polluted_kb, load_hotpotqa, pool_corpus
-    from conflict_eval.plugins.polluted_kb.kb import save_kb
+    from conflict_eval.kb.format import save_kb
     from conflict_eval.retrieval import make_retriever
 
     out: dict = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count()},

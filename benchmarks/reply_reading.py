@@ -299,7 +299,7 @@ def read_robustrag(row: dict) -> Reading:
 
 def read_user_needs(row: dict) -> Reading:
     """``user_need_accuracy``: the ``<output>`` answer; a strict or near refusal is a refusal."""
-    from conflict_eval.plugins.user_needs.parse import parse_output
+    from conflict_eval.scorers.user_needs.parse import parse_output
     from conflict_eval.scorers.user_needs.normalize import is_near_refusal, is_refusal
 
     p = parse_output(row["reply"])
@@ -314,7 +314,7 @@ def read_user_needs(row: dict) -> Reading:
 
 def read_match_option(row: dict) -> Reading:
     """The option a free-form answer names (``None``: unmatched, a value of its own)."""
-    from conflict_eval.plugins.user_needs.parse import parse_output
+    from conflict_eval.scorers.user_needs.parse import parse_output
     from conflict_eval.scorers.user_needs.normalize import match_option
 
     answer = row["reply"]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conflict_eval import download
+from conflict_eval.records import download
 from conflict_eval.records.download import DownloadError, fetch_url, github_file, hf_dataset_file
 
 

@@ -98,7 +98,7 @@ def test_plugin_flag_with_file_and_module(plugin_file, tmp_path, monkeypatch, ca
     assert main(["--plugin", str(plugin_file), "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert listed["method"]["shouting"]["origin"] == f"file {plugin_file.resolve()}, via --plugin"
-    assert listed["method"]["end_to_end"]["origin"] == "entry point"
+    assert listed["method"]["end_to_end"]["origin"] == "built-in"
     clear_plugin_sources()
     pkg = tmp_path / "site"
     pkg.mkdir()

@@ -315,7 +315,7 @@ def test_macnoise_passage_without_id_has_no_id_not_none(tmp_path):
 
 
 def test_polluted_kb_duplicate_question_ids(tmp_path):
-    from conflict_eval.plugins.polluted_kb.kb import read_kb
+    from conflict_eval.kb.format import read_kb
 
     data = kb_data()
     data["questions"].append({**data["questions"][0], "question": "Capital of France?"})

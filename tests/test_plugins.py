@@ -48,8 +48,9 @@ def test_hookimpl_marker_is_public():
     ]
 
 
-def test_builtins_come_from_entry_points():
+def test_builtins_are_registered_in_code():
     found = components()
+    assert found["method"]["end_to_end"].origin == "built-in"
     assert found["method"]["end_to_end"].plugin == "end_to_end"
     assert found["method"]["end_to_end"].distribution == "conflict-eval"
     assert found["dataset"]["demo"].plugin == "demo"

@@ -146,8 +146,8 @@ PARSERS: list[ParserEntry] = [
                 "GKP: knowledge_failure recorded; the answer phase runs with empty knowledge",
                 owner="plugins/baselines"),
     # user needs
-    ParserEntry("user_needs.parse_output", "conflict_eval.plugins.user_needs.parse:parse_output",
-                "user_need_accuracy: wrong (correct 0) and counted in parse_failure", owner="plugins/user_needs"),
+    ParserEntry("user_needs.parse_output", "conflict_eval.scorers.user_needs.parse:parse_output",
+                "user_need_accuracy: wrong (correct 0) and counted in parse_failure", owner="scorers/user_needs"),
     ParserEntry("user_needs.canonical", "conflict_eval.scorers.user_needs.normalize:canonical",
                 "never fails: any answer gets a comparable form", owner="scorers/user_needs"),
     ParserEntry("user_needs.is_near_refusal", "conflict_eval.scorers.user_needs.normalize:is_near_refusal",

@@ -33,7 +33,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         width = max((len(n) for n in found[kind]), default=0)
         for name, c in found[kind].items():
             origin = c.plugin + (f" [{c.distribution}]" if c.distribution else "")
-            if c.origin != "entry point":  # a file, module or run-time plugin: say where it came from
+            if c.origin not in ("entry point", "built-in"):  # a file, module or run-time plugin: say where
                 origin += f" ({c.origin})"
             print(f"  {name.ljust(width)}  from plugin {origin}")
         if not found[kind]:

@@ -57,6 +57,39 @@ _HOOKS: dict[Kind, str] = {
 }
 
 
+#: The built-in plugins, registered in code as datasette registers its default plugins:
+#: plugin name -> module. A new built-in is one line here (and its registry.yaml entries),
+#: with no pyproject.toml entry point and no reinstall; third-party plugins keep the
+#: ``conflict_eval`` entry-point group. Modules are named as strings: the core reaches
+#: plugins through this list and the plugin manager, never by an import statement.
+DEFAULT_PLUGINS: dict[str, str] = {
+    "demo": "conflict_eval.plugins.demo",
+    "end_to_end": "conflict_eval.plugins.end_to_end",
+    "polluted_kb": "conflict_eval.plugins.polluted_kb",
+    "conflict_exposure": "conflict_eval.plugins.conflict_exposure",
+    "standard_rag": "conflict_eval.plugins.standard_rag",
+    "robustrag": "conflict_eval.plugins.robustrag",
+    "astuterag": "conflict_eval.plugins.astuterag",
+    "microact": "conflict_eval.plugins.microact",
+    "choice_accuracy": "conflict_eval.scorers.choice_accuracy",
+    "text_match": "conflict_eval.scorers.text_match",
+    "user_needs": "conflict_eval.plugins.user_needs",
+    "user_need_accuracy": "conflict_eval.scorers.user_needs",
+    "atomr": "conflict_eval.plugins.atomr",
+    "knowledge_sources": "conflict_eval.plugins.knowledge_sources",
+    "conflictscore": "conflict_eval.scorers.conflictscore",
+    "conflictbench": "conflict_eval.plugins.conflictbench",
+    "kre": "conflict_eval.plugins.kre",
+    "conflictbank": "conflict_eval.plugins.conflictbank",
+    "baselines": "conflict_eval.plugins.baselines",
+    "ramdocs": "conflict_eval.plugins.ramdocs",
+    "madam_rag": "conflict_eval.plugins.madam_rag",
+    "conflictqa": "conflict_eval.plugins.conflictqa",
+}
+BUILTIN_DISTRIBUTION = "conflict-eval"
+"""The distribution named on a built-in component (as an entry point of this package had)."""
+
+
 class PluginError(RuntimeError):
     """A plugin is broken or conflicts with another plugin."""
 
@@ -159,8 +192,12 @@ def _source_specs() -> list[tuple[str, str]]:
 def _new_manager() -> pluggy.PluginManager:
     pm = pluggy.PluginManager(PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
+    for name, module in DEFAULT_PLUGINS.items():
+        pm.register(importlib.import_module(module), name=name)
+    # an older install's entry points of the same names are skipped by pluggy (name taken)
     pm.load_setuptools_entrypoints(PROJECT_NAME)
-    origins = {name: "entry point" for name, _ in pm.list_name_plugin() if name is not None}
+    origins = {name: "built-in" if name in DEFAULT_PLUGINS else "entry point"
+               for name, _ in pm.list_name_plugin() if name is not None}
     loaded: set[int] = set()
     for spec, setting in _source_specs():
         module, name, origin = _load_source(spec, setting)
@@ -287,8 +324,14 @@ def unregister_plugin(name: str) -> None:
 
 
 def _distributions(pm: pluggy.PluginManager) -> dict[int, str]:
-    """Distribution name by plugin id (each METADATA file is parsed once)."""
-    return {id(p): dist.metadata["name"] for p, dist in pm.list_plugin_distinfo()}
+    """Distribution name by plugin id (each METADATA file is parsed once); the
+    built-ins registered in code carry this package's name."""
+    found = {id(p): dist.metadata["name"] for p, dist in pm.list_plugin_distinfo()}
+    for name in DEFAULT_PLUGINS:
+        plugin = pm.get_plugin(name)
+        if plugin is not None:
+            found[id(plugin)] = BUILTIN_DISTRIBUTION
+    return found
 
 
 def _collect(pm: pluggy.PluginManager, kind: Kind, impls: list | None = None) -> dict[str, Component]:

@@ -114,16 +114,9 @@ def task_yamls() -> dict[str, str]:
     from conflict_eval.components.catalog import entry
 
     out: dict[str, str] = {}
-    try:
-        from conflict_eval.plugins.baselines import prompts as _baselines  # noqa: F401
+    from conflict_eval.lmeval.utils import exported_prompts
 
-        have_baselines = True
-    except ImportError:  # Few-Shot / CoT prompts not installed
-        have_baselines = False
-    try:
-        from conflict_eval.plugins.user_needs.prompts import USER_NEEDS
-    except ImportError:
-        USER_NEEDS = ()
+    have_baselines, USER_NEEDS = exported_prompts()
 
     for name, comp in components()["dataset"].items():
         if "user_need" in comp.parameters():

@@ -185,9 +185,26 @@ def process_cot(doc: dict, results: list[str]) -> dict[str, int]:
     return _process_baseline(doc, results, cot_prompt(doc), parse_cot)
 
 
+def exported_prompts() -> tuple[bool, tuple[str, ...]]:
+    """What the export can offer: whether the Few-Shot / CoT prompts (``plugins/baselines``)
+    are installed, and the user needs of ``plugins/user_needs`` (empty when it is not).
+    This module owns every import of a plugin or scorer the export makes."""
+    try:
+        from conflict_eval.plugins.baselines import prompts as _baselines  # noqa: F401
+
+        have_baselines = True
+    except ImportError:  # Few-Shot / CoT prompts not installed
+        have_baselines = False
+    try:
+        from conflict_eval.plugins.user_needs.prompts import USER_NEEDS
+    except ImportError:
+        USER_NEEDS = ()
+    return have_baselines, tuple(USER_NEEDS)
+
+
 def process_user_need(doc: dict, results: list[str]) -> dict[str, int]:
     """``user_need_accuracy``'s per-sample values: correct, refusal, near_refusal, parse_failure, unmatched."""
-    from conflict_eval.plugins.user_needs.parse import parse_output
+    from conflict_eval.scorers.user_needs.parse import parse_output
     from conflict_eval.scorers.user_needs.scorer import judge_answer
 
     parsed = parse_output(results[0])

@@ -336,7 +336,7 @@ def _task_spec(item: dict, where: tuple, registered: dict, problems: _Problems, 
 
 def _default_label(task: str, args: Mapping[str, Any]) -> str:
     """The leaderboard's one name for a task and its arguments (see
-    :func:`conflict_eval.leaderboard.canonical_task_name`)."""
+    :func:`conflict_eval.report.canonical_task_name`)."""
     from conflict_eval.report import canonical_task_name
 
     return canonical_task_name(task, dict(args))

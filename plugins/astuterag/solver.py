@@ -7,9 +7,9 @@ from inspect_ai.util import StoreModel
 from pydantic import Field
 
 from conflict_eval.answers.failures import generate_state
-from conflict_eval.plugins.polluted_kb.build import QUESTION_TEMPLATE
-from conflict_eval.plugins.polluted_kb.shared import shared_generate
-from conflict_eval.plugins.polluted_kb.rag import (
+from conflict_eval.kb.rag import QUESTION_TEMPLATE
+from conflict_eval.kb.shared import shared_generate
+from conflict_eval.kb.rag import (
     check_retriever,
     kb_record,
     record_retrieval,

@@ -42,11 +42,11 @@ from typing import Any
 from conflict_eval.answers.failures import generate_checked
 from conflict_eval.records import BadField, ConflictQA, Passage, Row, convert_rows, read_jsonl
 
-from .kb import POLLUTION_TYPES, KBDocument, KBMeta, KBQuestion, PollutedKB, Prescreen
+from conflict_eval.kb.format import POLLUTION_TYPES, KBDocument, KBMeta, KBQuestion, PollutedKB, Prescreen
+from conflict_eval.kb.rag import QUESTION_TEMPLATE, format_documents, yes_no_prompt  # noqa: F401
 from .parse import TARGET_REJECTIONS, limit_words, parse_target, parse_yes_no
 from .prompts import (
     POISONEDRAG_TEMPLATE,
-    QUESTION_TEMPLATE,
     TARGET_TEMPLATE,
     TYPE2_MAX_WORDS,
     TYPE3_TEMPLATE,
@@ -224,20 +224,6 @@ def injected_title(titles: list[str | None], answers: list[str], target: str) ->
     title, with the answer replaced by ``target`` as Type I does."""
     first = next((t for t in titles if t), None)
     return None if first is None else substitute_answer(first, answers, target)[0]
-
-
-def format_documents(docs: list[Any]) -> str:
-    """The ``<documents>`` of the Figure 3 template: one numbered document per
-    line, ``[i] title: text`` (the paper does not show the layout; ours)."""
-    lines = []
-    for i, d in enumerate(docs, start=1):
-        title = getattr(d, "title", None)
-        lines.append(f"[{i}] {title}: {d.text}" if title else f"[{i}] {d.text}")
-    return "\n".join(lines)
-
-
-def yes_no_prompt(question: str, candidate: str, docs: list[Any], template: str = QUESTION_TEMPLATE) -> str:
-    return template.format(question=question, documents=format_documents(docs), answer=candidate)
 
 
 async def _ask(model, prompt: str, max_tokens: int, seed: int) -> str:

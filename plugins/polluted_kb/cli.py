@@ -12,7 +12,7 @@ from conflict_eval.cli.options import DEFAULT_MODEL
 def cmd_build_polluted_kb(args: argparse.Namespace) -> int:
     """Build a polluted HotpotQA knowledge base (Conflict Exposure §4.2-4.4, Figure 3)."""
     from conflict_eval.plugins.polluted_kb.build import build_polluted_kb, default_source
-    from conflict_eval.plugins.polluted_kb.kb import save_kb
+    from conflict_eval.kb.format import save_kb
 
     types = tuple(t.strip() for t in args.types.split(",")) if args.types != "all" else ("I", "II", "III")
     source = Path(args.source) if args.source else default_source()

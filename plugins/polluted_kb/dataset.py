@@ -14,8 +14,8 @@ from pathlib import Path
 from conflict_eval.components.compose import declares_metric
 from conflict_eval.records import ConflictQA, build_dataset
 
-from .kb import check_pollution, load_kb
-from .shared import SHARE_GROUP, SHARE_GROUP_SIZE
+from conflict_eval.kb.format import check_pollution, load_kb
+from conflict_eval.kb.shared import SHARE_GROUP, SHARE_GROUP_SIZE
 
 logger = logging.getLogger(__name__)
 

@@ -3,12 +3,7 @@
 Placeholders are written ``{name}`` where the paper writes ``<name>``.
 """
 
-# Figure 3, "Question Template". The converted text repeats the last line
-# garbled ("answer to the question. (res or ro)"); that repetition is PDF
-# noise and is dropped. Placeholders: {question}, {documents}, {answer}.
-QUESTION_TEMPLATE = """Question: {question}
-Documents: {documents}
-Is "{answer}" the answer to the question? (Yes or No)"""
+# Figure 3, "Question Template": conflict_eval.kb.rag.QUESTION_TEMPLATE (every method over the KB asks it).
 
 # Figure 3, "Misinformation Target Answer Generation (<subcontent>)".
 # Placeholder: {answer}.

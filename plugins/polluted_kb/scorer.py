@@ -13,18 +13,9 @@ from __future__ import annotations
 
 from inspect_ai.scorer import Score, Scorer, Target, accuracy, mean, scorer, stderr
 from inspect_ai.solver import TaskState
-from inspect_ai.util import StoreModel
-from pydantic import Field
+from conflict_eval.kb.rag import RetrievalStore
 
 from .parse import parse_yes_no
-
-
-class RetrievalStore(StoreModel):
-    """What a method retrieved for a sample (written by every polluted-KB method)."""
-
-    queries: list[str] = Field(default_factory=list)
-    retrieved_ids: list[str] = Field(default_factory=list)
-    """The final document set given to the model (Algorithm 1's ``D``)."""
 
 
 @scorer(metrics={"accuracy": [accuracy(), stderr()], "parse_failure": [mean()]})

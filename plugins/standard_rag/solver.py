@@ -11,7 +11,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from conflict_eval.answers.failures import generate_state
 from conflict_eval.plugins.end_to_end.solver import finish_prefilled_answer
-from conflict_eval.plugins.polluted_kb.rag import (
+from conflict_eval.kb.rag import (
     check_retriever,
     final_prompt,
     kb_record,

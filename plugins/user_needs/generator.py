@@ -46,7 +46,7 @@ from conflict_eval.answers.failures import generate_checked
 from conflict_eval.answers import clip, tag_bodies
 from conflict_eval.answers.span import trim_span
 
-from .parse import parse_output
+from conflict_eval.scorers.user_needs.parse import parse_output
 from .prompts import KNOWLEDGE_PROMPT, MANIPULATE_PROMPT, PRESCREEN_SYSTEM, PRESCREEN_USER, QA_PROMPT
 
 ANSWER_TYPES = ("number", "boolean", "entity")

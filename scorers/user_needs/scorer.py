@@ -36,7 +36,7 @@ from __future__ import annotations
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, accuracy, mean, metric, scorer, stderr
 from inspect_ai.solver import TaskState
 
-from conflict_eval.plugins.user_needs.parse import parse_output
+from conflict_eval.scorers.user_needs.parse import parse_output
 
 from .levels import refusal_split, summary
 from .normalize import canonical, is_near_refusal, is_refusal, matches, option_match

@@ -52,7 +52,7 @@ def conflict_exposure(
 def _retrieval(path: str | None, pollution: str, retriever: str) -> dict:
     """The ``retrieval`` eval-metadata block: the polluted KB's corpus for ``pollution``."""
     from conflict_eval.retrieval import retrieval_block
-    from conflict_eval.plugins.polluted_kb.kb import load_kb
+    from conflict_eval.kb.format import load_kb
 
     kb = load_kb(path) if path else None
     passages = len(kb.corpus(pollution)) if kb else None

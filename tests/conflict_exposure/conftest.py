@@ -35,7 +35,7 @@ def small_source(hotpot_rows, tmp_path):
 @pytest.fixture
 def small_kb(small_source, tmp_path):
     from conflict_eval.plugins.polluted_kb.build import build_polluted_kb
-    from conflict_eval.plugins.polluted_kb.kb import save_kb
+    from conflict_eval.kb.format import save_kb
     from conflict_eval.testing import scripted_model
 
     kb = build_polluted_kb(small_source, scripted_model(builder_reply), limit=3)

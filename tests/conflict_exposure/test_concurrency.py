@@ -71,7 +71,7 @@ def test_concurrent_calls_give_the_sequential_result(small_kb, tmp_path, method,
 
 
 def test_robustrag_passage_is_title_newline_text(small_kb, log_dir):
-    from conflict_eval.plugins.polluted_kb.kb import load_kb
+    from conflict_eval.kb.format import load_kb
     from conflict_eval.plugins.robustrag.solver import passage
     from conflict_eval.testing import scripted_model
 

@@ -5,7 +5,7 @@ corpus.jsonl shape), mapping the questions' supporting paragraphs into it."""
 import json
 
 from conflict_eval.plugins.polluted_kb.build import build_polluted_kb, build_report
-from conflict_eval.plugins.polluted_kb.kb import load_kb, save_kb
+from conflict_eval.kb.format import load_kb, save_kb
 from conflict_eval.testing import scripted_model
 
 from .conftest import builder_reply

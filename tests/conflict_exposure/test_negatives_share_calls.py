@@ -1,5 +1,5 @@
 """Issue 28 item 14: with ``negatives=true`` the two samples of a question make
-the calls before the final question once (plugins/polluted_kb/shared.py)."""
+the calls before the final question once (conflict_eval/kb/shared.py)."""
 
 import anyio
 import pytest
@@ -8,7 +8,7 @@ from inspect_ai.model import GenerateConfig, ModelOutput
 
 from conflict_eval.plugins.astuterag.solver import AstuteRAGStore
 from conflict_eval.plugins.conflict_exposure.solver import ConflictExposureStore
-from conflict_eval.plugins.polluted_kb.shared import shared_generate
+from conflict_eval.kb.shared import shared_generate
 from conflict_eval.plugins.robustrag.solver import RobustRAGStore
 from conflict_eval.testing import scripted_model
 

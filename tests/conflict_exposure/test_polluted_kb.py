@@ -12,9 +12,9 @@ from conflict_eval.plugins.polluted_kb.build import (
     substitute_answer,
 )
 from conflict_eval.plugins.polluted_kb.dataset import polluted_kb
-from conflict_eval.plugins.polluted_kb.kb import read_kb, save_kb
+from conflict_eval.kb.format import read_kb, save_kb
 from conflict_eval.plugins.polluted_kb.parse import parse_target, parse_yes_no
-from conflict_eval.plugins.polluted_kb.prompts import QUESTION_TEMPLATE
+from conflict_eval.kb.rag import QUESTION_TEMPLATE
 from conflict_eval.records import DatasetError
 from conflict_eval.testing import scripted_model
 

@@ -1,6 +1,6 @@
 """The ``retrieval`` eval-metadata block of conflict_exposure (issue 13)."""
 
-from conflict_eval.plugins.polluted_kb.kb import load_kb
+from conflict_eval.kb.format import load_kb
 from conflict_eval.tasks.conflict_exposure.task import conflict_exposure
 
 

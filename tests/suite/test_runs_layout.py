@@ -1,29 +1,11 @@
-"""conflict_eval/runs/: the old import path still works (deprecated), modules
-stay small, and nothing in it imports plugins or tasks or imports in a cycle."""
+"""conflict_eval/runs/: modules stay small, and nothing in it imports plugins or tasks or imports in a cycle."""
 
 import ast
-import importlib
-import sys
-import warnings
 from pathlib import Path
 
 import pytest
 
 RUNS = Path(__file__).resolve().parents[2] / "conflict_eval" / "runs"
-
-
-def test_conflict_eval_suite_is_a_deprecated_reexport():
-    sys.modules.pop("conflict_eval.suite", None)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        old = importlib.import_module("conflict_eval.suite")
-    assert any(issubclass(w.category, DeprecationWarning) and "conflict_eval.runs" in str(w.message) for w in caught)
-    import conflict_eval.runs as runs
-
-    for name in ("load_suite", "run_suite", "ModelSpec", "SuiteError", "registered_tasks", "paper_tasks",
-                 "parse_shard", "in_shard", "build_tasks", "GENERIC_TASK", "add_cli_commands"):
-        assert hasattr(old, name), name
-    assert old.load_suite is runs.load_suite and old.run_suite is runs.run_suite
 
 
 def _imports(path: Path) -> set[str]:

@@ -3,7 +3,7 @@ on a hand-built result set; answer normalisation and <output> parsing."""
 
 import pytest
 
-from conflict_eval.plugins.user_needs.parse import parse_output
+from conflict_eval.scorers.user_needs.parse import parse_output
 from conflict_eval.scorers.user_needs.levels import (
     case_accuracy, overall_accuracy, refusal_rate, refusal_split, setting_accuracy, summary)
 from conflict_eval.scorers.user_needs.normalize import canonical, is_refusal, matches

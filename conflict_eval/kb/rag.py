@@ -6,17 +6,46 @@ from __future__ import annotations
 from typing import Any
 
 from inspect_ai.solver import TaskState
+from inspect_ai.util import StoreModel
+from pydantic import Field
 
 from conflict_eval.records import ConflictQA
 
-from .build import format_documents, yes_no_prompt
-from .kb import kb_retriever
-from .scorer import RetrievalStore
+from .format import kb_retriever
+
+# Conflict Exposure, Figure 3, "Question Template". The converted text repeats the last line
+# garbled ("answer to the question. (res or ro)"); that repetition is PDF
+# noise and is dropped. Placeholders: {question}, {documents}, {answer}.
+QUESTION_TEMPLATE = """Question: {question}
+Documents: {documents}
+Is "{answer}" the answer to the question? (Yes or No)"""
 
 RETRIEVER_NAMES = ("dense", "bm25")
 
-__all__ = ["RETRIEVER_NAMES", "check_retriever", "format_documents", "kb_record",
+__all__ = ["QUESTION_TEMPLATE", "RETRIEVER_NAMES", "RetrievalStore", "check_retriever", "format_documents", "kb_record",
            "record_retrieval", "sample_retriever", "yes_no_prompt", "final_prompt"]
+
+
+class RetrievalStore(StoreModel):
+    """What a method retrieved for a sample (written by every polluted-KB method)."""
+
+    queries: list[str] = Field(default_factory=list)
+    retrieved_ids: list[str] = Field(default_factory=list)
+    """The final document set given to the model (Algorithm 1's ``D``)."""
+
+
+def format_documents(docs: list[Any]) -> str:
+    """The ``<documents>`` of the Figure 3 template: one numbered document per
+    line, ``[i] title: text`` (the paper does not show the layout; ours)."""
+    lines = []
+    for i, d in enumerate(docs, start=1):
+        title = getattr(d, "title", None)
+        lines.append(f"[{i}] {title}: {d.text}" if title else f"[{i}] {d.text}")
+    return "\n".join(lines)
+
+
+def yes_no_prompt(question: str, candidate: str, docs: list[Any], template: str = QUESTION_TEMPLATE) -> str:
+    return template.format(question=question, documents=format_documents(docs), answer=candidate)
 
 
 def check_retriever(retriever: str) -> str:

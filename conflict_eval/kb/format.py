@@ -1,6 +1,6 @@
 """The polluted knowledge base file: schema, loading, corpora and retrievers.
 
-A KB file (JSON, written by :func:`~.build.build_polluted_kb`) holds the clean
+A KB file (JSON, written by :func:`conflict_eval.plugins.polluted_kb.build.build_polluted_kb`) holds the clean
 pooled HotpotQA corpus and every injected document side by side::
 
     {"format": "conflict_eval.polluted_kb/1",

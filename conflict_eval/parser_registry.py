@@ -1,6 +1,0 @@
-"""Deprecated: use :mod:`conflict_eval.answers.fuzz` (this alias is kept for one release)."""
-
-import importlib as _importlib, sys as _sys, warnings as _warnings
-
-_warnings.warn("conflict_eval.parser_registry is deprecated; import conflict_eval.answers.fuzz", DeprecationWarning, stacklevel=2)
-_sys.modules[__name__] = _importlib.import_module("conflict_eval.answers.fuzz")

@@ -1,0 +1,110 @@
+"""The map of CONTRIBUTING.md is a test: the import-linter contracts in
+pyproject.toml ([tool.importlinter]) hold, and an import against the map breaks them.
+
+lint-imports reads a package from its folder, but setup.py maps plugins/, scorers/
+and tasks/ into conflict_eval.*; so each test lays the installed layout out in a
+temporary folder (copies of the .py files) and runs lint-imports on it.
+"""
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _folders() -> dict[str, str]:
+    """setup.py's FOLDERS (package -> folder), read without running setup()."""
+    for node in ast.parse((ROOT / "setup.py").read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "FOLDERS":
+            return ast.literal_eval(node.value)
+    raise AssertionError("setup.py has no FOLDERS")
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    site = tmp_path_factory.mktemp("site")
+    for package, folder in _folders().items():
+        for src in (ROOT / folder).rglob("*.py"):
+            dst = site / package.replace(".", "/") / src.relative_to(ROOT / folder)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
+    shutil.copyfile(ROOT / "pyproject.toml", site / "pyproject.toml")
+    return site
+
+
+@pytest.fixture
+def site(installed, tmp_path) -> Path:
+    """A copy of the laid-out package that a test may add a module to."""
+    return Path(shutil.copytree(installed, tmp_path / "site"))
+
+
+def lint(site: Path, *contracts: str) -> subprocess.CompletedProcess:
+    args = ["--config", str(site / "pyproject.toml"), "--no-cache"]
+    for c in contracts:
+        args += ["--contract", c]
+    code = "import sys; from importlinter.cli import lint_imports_command; sys.argv[1:] = %r; lint_imports_command()"
+    env = {**os.environ, "PYTHONPATH": str(site), "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-c", code % args], cwd=site, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def add_module(site: Path, path: str, text: str) -> None:
+    f = site / path
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_text(text, encoding="utf-8")
+
+
+def test_the_contracts_hold(installed):
+    out = lint(installed)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Contracts: 4 kept, 0 broken." in out.stdout
+    assert "Analyzed" in out.stdout and "conflict_eval.plugins" not in out.stderr
+
+
+def test_report_importing_cli_breaks_the_layers(site):
+    assert lint(site, "core-layers").returncode == 0
+    add_module(site, "conflict_eval/report/reach_up.py", "from conflict_eval.cli import main\n")
+    out = lint(site, "core-layers")
+    assert out.returncode == 1, out.stdout
+    assert "BROKEN" in out.stdout and "conflict_eval.report.reach_up -> conflict_eval.cli.main" in out.stdout
+
+
+def test_a_plugin_importing_another_plugin_breaks_independence(site):
+    assert lint(site, "plugins-independent").returncode == 0
+    add_module(site, "conflict_eval/plugins/kre/borrow.py", "from conflict_eval.plugins.conflictqa import dataset\n")
+    out = lint(site, "plugins-independent")
+    assert out.returncode == 1, out.stdout
+    assert "conflict_eval.plugins.kre is not allowed to import conflict_eval.plugins.conflictqa" in out.stdout
+
+
+def test_a_scorer_importing_a_plugin_breaks_the_unit_layers(site):
+    """The user_needs plugin <-> scorer circle is broken: the plugin uses its metric, not the reverse."""
+    assert lint(site, "units-layers").returncode == 0
+    add_module(site, "conflict_eval/scorers/user_needs/borrow.py", "from conflict_eval.plugins.user_needs import grid\n")
+    out = lint(site, "units-layers")
+    assert out.returncode == 1, out.stdout
+    assert "conflict_eval.scorers is not allowed to import conflict_eval.plugins" in out.stdout
+
+
+def test_the_core_importing_a_plugin_breaks_the_core_contract(site):
+    add_module(site, "conflict_eval/runs/borrow.py", "from conflict_eval.scorers.text_match import scorer\n")
+    out = lint(site, "core-reaches-units-through-the-manager")
+    assert out.returncode == 1, out.stdout
+    assert "conflict_eval.runs is not allowed to import conflict_eval.scorers" in out.stdout
+
+
+def test_no_root_module_is_a_reexport():
+    """The restructure's aliases are gone: each name is imported from the part that owns it."""
+    roots = sorted(p.name for p in (ROOT / "conflict_eval").glob("*.py"))
+    assert roots == ["__init__.py", "_registry.py", "local_model.py", "testing.py"]
+    import importlib.util
+
+    for old in ("compose", "download", "text_metrics", "parser_registry", "index", "hookspecs", "suite",
+                "leaderboard"):
+        assert importlib.util.find_spec(f"conflict_eval.{old}") is None, old
