@@ -43,11 +43,14 @@ def test_score_choice_accuracy(tmp_path, capsys):
     preds = tmp_path / "preds.jsonl"
     rows = [{"predicted": "<a>B</a>", "gold": "B", "choices": ["w", "x", "y", "z"]},
             {"predicted": "Answer: C", "gold": "B", "choices": ["w", "x", "y", "z"]},
-            {"predicted": "no idea", "gold": "A", "choices": ["w", "x", "y", "z"]}]
+            {"predicted": "no idea", "gold": "A", "choices": ["w", "x", "y", "z"]},
+            {"predicted": "Maybe the first one, maybe the second.", "gold": "A", "choices": ["w", "x", "y", "z"]}]
     preds.write_text("\n".join(json.dumps(r) for r in rows))
     assert main(["score", "--metric", "choice_accuracy", str(preds), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["accuracy"] == pytest.approx(1 / 3) and out["parse_failure"] == pytest.approx(1 / 3)
+    # "no idea" is a refusal (answers.refusal), counted apart from the unreadable reply
+    assert out["accuracy"] == pytest.approx(1 / 4) and out["parse_failure"] == pytest.approx(1 / 4)
+    assert out["refusal"] == pytest.approx(1 / 4)
 
 
 def test_score_bad_file_names_line_and_field(tmp_path, capsys):
