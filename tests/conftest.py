@@ -11,7 +11,8 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("INSPECT_LOG_LEVEL", "warning")
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+# ../shared/data beside the checkout; CONFLICT_EVAL_SHARED_DATA points elsewhere (e.g. from a git worktree).
+SHARED_DATA = Path(os.environ.get("CONFLICT_EVAL_SHARED_DATA") or REPO.parent / "shared" / "data")
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
