@@ -31,9 +31,12 @@ eval: {max_tasks: 1, max_samples: 1}
 EXPECTED = {"end_to_end/demo": 8, "end_to_end/demo(conflict_type=temporal)": 5}  # demo: 5 temporal items
 
 
+def _args(suite: Path, log_dir: Path, *extra: str) -> list[str]:
+    return ["suite", "run", str(suite), "--log-dir", str(log_dir), "--display", "none", *extra]
+
+
 def _cmd(suite: Path, log_dir: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "conflict_eval.cli", "suite", "run", str(suite), "--log-dir", str(log_dir),
-            "--display", "none", *extra]
+    return [sys.executable, "-m", "conflict_eval.cli", *_args(suite, log_dir, *extra)]
 
 
 def _interrupt(cmd: list[str], log_dir: Path, sig, signal_when_held) -> subprocess.CompletedProcess:
@@ -65,15 +68,18 @@ def _assert_exactly_once(log_dir: Path) -> None:
     assert sum(1 for h in successes if h.status == "success") == len(EXPECTED)
 
 
-def _assert_resumes(tmp_path, suite, log_dir, *extra):
+def _assert_resumes(capsys, tmp_path, suite, log_dir, *extra):
+    """The same command resumes (in this process: the signal handling was the subprocess's part)."""
     _release(tmp_path)
-    done = subprocess.run(_cmd(suite, log_dir, *extra), capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "suite slow: 2 task run(s), complete" in done.stdout
+    capsys.readouterr()
+    code = main(_args(suite, log_dir, *extra))
+    done = capsys.readouterr()
+    assert code == 0, done.out + done.err
+    assert "suite slow: 2 task run(s), complete" in done.out
     _assert_exactly_once(log_dir)
 
 
-def test_sigint_lists_unfinished_tasks_then_resumes(tmp_path, signal_when_held):
+def test_sigint_lists_unfinished_tasks_then_resumes(tmp_path, capsys, signal_when_held):
     suite, log_dir = _suite(tmp_path), tmp_path / "logs"
     res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGINT, signal_when_held)
     assert res.returncode == 130, res.stdout + res.stderr
@@ -83,13 +89,13 @@ def test_sigint_lists_unfinished_tasks_then_resumes(tmp_path, signal_when_held):
     assert "cancelled" in lines["end_to_end/demo"] and "/8" in lines["end_to_end/demo"]
     assert "0/5" in lines["end_to_end/demo(conflict_type=temporal)"]  # never started, total known
     # `suite status` prints the same verdict without running anything
-    status = subprocess.run([sys.executable, "-m", "conflict_eval.cli", "suite", "status", str(log_dir), "--json"],
-                            capture_output=True, text=True, timeout=120)
-    data = json.loads(status.stdout)
-    assert status.returncode == 1 and data["complete"] is False
+    capsys.readouterr()
+    status = main(["suite", "status", str(log_dir), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert status == 1 and data["complete"] is False
     assert {t["label"]: t["status"] for t in data["tasks"]}["end_to_end/demo"] == "cancelled"
     assert data["stop"]["conflict_eval_stop_reason"] == "SIGINT"
-    _assert_resumes(tmp_path, suite, log_dir)
+    _assert_resumes(capsys, tmp_path, suite, log_dir)
     assert main(["suite", "status", str(log_dir)]) == 0
 
 
@@ -139,7 +145,7 @@ def test_samples_cancelled_in_flight_are_not_errors_on_the_leaderboard(tmp_path,
     assert json.loads((out / "leaderboard.json").read_text())["rows"][0]["cancelled"] == len(cut)
 
 
-def test_sigterm_closes_logs_as_cancelled(tmp_path, signal_when_held):
+def test_sigterm_closes_logs_as_cancelled(tmp_path, capsys, signal_when_held):
     suite, log_dir = _suite(tmp_path), tmp_path / "logs"
     res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGTERM, signal_when_held)
     assert res.returncode == 143, res.stdout + res.stderr
@@ -147,7 +153,7 @@ def test_sigterm_closes_logs_as_cancelled(tmp_path, signal_when_held):
     headers = [read_eval_log(i, header_only=True) for i in list_eval_logs(str(log_dir))]
     assert headers and all(h.status == "cancelled" for h in headers)  # not left "started"
     assert json.loads((log_dir / "suite-stop.json").read_text())["conflict_eval_stop_reason"] == "SIGTERM"
-    _assert_resumes(tmp_path, suite, log_dir)
+    _assert_resumes(capsys, tmp_path, suite, log_dir)
 
 
 def test_kill_leaves_started_logs_that_status_reports_and_a_rerun_resumes(tmp_path, capsys, signal_when_held):
@@ -157,10 +163,10 @@ def test_kill_leaves_started_logs_that_status_reports_and_a_rerun_resumes(tmp_pa
     assert main(["suite", "status", str(log_dir)]) == 1
     out = capsys.readouterr().out
     assert "INCOMPLETE" in out and "started" in out and "complete" not in out
-    _assert_resumes(tmp_path, suite, log_dir)
+    _assert_resumes(capsys, tmp_path, suite, log_dir)
 
 
-def test_budget_stops_then_a_larger_budget_resumes(tmp_path):
+def test_budget_stops_then_a_larger_budget_resumes(tmp_path, capsys):
     suite, log_dir = _suite(tmp_path), tmp_path / "logs"
     _release(tmp_path)  # no hold: the budget alone stops this run
     costs = tmp_path / "costs.yaml"  # $10 per 1M tokens: each call ~90 words ~ $0.0009
@@ -173,10 +179,10 @@ def test_budget_stops_then_a_larger_budget_resumes(tmp_path):
     assert stop["conflict_eval_stop_reason"] == "budget" and stop["spent_usd"] >= 0.004
     assert {t["task"] for t in stop["tasks"]} == set(EXPECTED)
     # the spend already in the logs counts: the same budget stops at once
-    again = subprocess.run(_cmd(suite, log_dir, "--model-cost-config", str(costs), "--budget", "0.004"),
-                           capture_output=True, text=True, timeout=300)
-    assert again.returncode == 2 and "already record" in again.stderr
-    _assert_resumes(tmp_path, suite, log_dir, "--model-cost-config", str(costs), "--budget", "1")
+    capsys.readouterr()
+    again = main(_args(suite, log_dir, "--model-cost-config", str(costs), "--budget", "0.004"))
+    assert again == 2 and "already record" in capsys.readouterr().err
+    _assert_resumes(capsys, tmp_path, suite, log_dir, "--model-cost-config", str(costs), "--budget", "1")
     assert not (log_dir / "suite-stop.json").exists()
     # Inspect priced every call itself (the cost config, with the test model registered)
     for info in list_eval_logs(str(log_dir)):
