@@ -69,13 +69,19 @@ def _assert_exactly_once(log_dir: Path) -> None:
 
 
 def _assert_resumes(capsys, tmp_path, suite, log_dir, *extra):
-    """The same command resumes (in this process: the signal handling was the subprocess's part)."""
+    """The same command resumes (in this process: the signal handling was the
+    subprocess's part; with a cost config in a subprocess, since Inspect keeps
+    model prices process-wide)."""
     _release(tmp_path)
-    capsys.readouterr()
-    code = main(_args(suite, log_dir, *extra))
-    done = capsys.readouterr()
-    assert code == 0, done.out + done.err
-    assert "suite slow: 2 task run(s), complete" in done.out
+    if "--model-cost-config" in extra:
+        done = subprocess.run(_cmd(suite, log_dir, *extra), capture_output=True, text=True, timeout=300)
+        code, out, err = done.returncode, done.stdout, done.stderr
+    else:
+        capsys.readouterr()
+        code = main(_args(suite, log_dir, *extra))
+        out, err = capsys.readouterr()
+    assert code == 0, out + err
+    assert "suite slow: 2 task run(s), complete" in out
     _assert_exactly_once(log_dir)
 
 
@@ -179,9 +185,9 @@ def test_budget_stops_then_a_larger_budget_resumes(tmp_path, capsys):
     assert stop["conflict_eval_stop_reason"] == "budget" and stop["spent_usd"] >= 0.004
     assert {t["task"] for t in stop["tasks"]} == set(EXPECTED)
     # the spend already in the logs counts: the same budget stops at once
-    capsys.readouterr()
-    again = main(_args(suite, log_dir, "--model-cost-config", str(costs), "--budget", "0.004"))
-    assert again == 2 and "already record" in capsys.readouterr().err
+    again = subprocess.run(_cmd(suite, log_dir, "--model-cost-config", str(costs), "--budget", "0.004"),
+                           capture_output=True, text=True, timeout=300)
+    assert again.returncode == 2 and "already record" in again.stderr
     _assert_resumes(capsys, tmp_path, suite, log_dir, "--model-cost-config", str(costs), "--budget", "1")
     assert not (log_dir / "suite-stop.json").exists()
     # Inspect priced every call itself (the cost config, with the test model registered)
