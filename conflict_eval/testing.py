@@ -102,15 +102,20 @@ def _scripted_api():
         """``--model scripted/<name>``: an offline, zero-latency scripted model.
 
         Replies with ``-M reply=TEXT`` (default ``"A</a>"``), or cycles through
-        ``-M replies=[...]``; ``-M delay=SECONDS`` waits before each reply (to
-        interrupt a run mid-way in tests). Usage is counted in words, so nothing
+        ``-M replies=[...]``; ``-M delay=SECONDS`` waits before each reply.
+        ``-M hold=DIR`` interrupts a run at a known point, with no timing:
+        the first ``-M hold_after=N`` calls (default 0) are answered, then
+        every later call creates ``DIR/held`` and waits until ``DIR/release``
+        exists (a test waits for ``held``, then sends its signal; creating
+        ``release`` first lets the same command run through). Usage is counted in words, so nothing
         downloads a tokenizer. Used by the CLI tests and the benchmarks.
         ``reply`` is always one reply (a comma in it is kept); only
         ``replies`` gives several. Non-text values are coerced (:func:`_as_text`).
         """
 
         def __init__(self, model_name, base_url=None, api_key=None, config=None,
-                     reply: str = "A</a>", replies: list[str] | None = None, delay: float = 0.0, **kwargs):
+                     reply: str = "A</a>", replies: list[str] | None = None, delay: float = 0.0,
+                     hold: str = "", hold_after: int = 0, **kwargs):
             from inspect_ai.model import GenerateConfig
 
             super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
@@ -120,11 +125,23 @@ def _scripted_api():
                              else [_as_text(reply, "reply")])
             self._n = 0
             self._delay = float(delay)
+            self._hold = str(hold)
+            self._hold_after = int(hold_after)
+            self._calls = 0
 
         async def generate(self, input, tools, tool_choice, config):
-            if self._delay > 0:
-                import anyio
+            import anyio
 
+            self._calls += 1
+            if self._hold and self._calls > self._hold_after:
+                from pathlib import Path
+
+                held, release = Path(self._hold) / "held", Path(self._hold) / "release"
+                if not release.exists():
+                    held.touch()
+                    while not release.exists():  # until released or cancelled by a signal
+                        await anyio.sleep(0.02)
+            if self._delay > 0:
                 await anyio.sleep(self._delay)
             text = self._replies[self._n % len(self._replies)]
             self._n += 1

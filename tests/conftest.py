@@ -11,7 +11,8 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("INSPECT_LOG_LEVEL", "warning")
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+# ../shared/data beside the checkout; CONFLICT_EVAL_SHARED_DATA points elsewhere (e.g. from a git worktree).
+SHARED_DATA = Path(os.environ.get("CONFLICT_EVAL_SHARED_DATA") or REPO.parent / "shared" / "data")
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
@@ -32,3 +33,37 @@ def log_dir(tmp_path) -> str:
 def _no_network(monkeypatch, tmp_path_factory):
     """Downloads are refused (file:// still works) and cached in a temp dir."""
     monkeypatch.setenv("CONFLICT_EVAL_OFFLINE", "1")
+
+
+@pytest.fixture
+def signal_when_held():
+    """``run(cmd, hold_dir, sig)``: start ``cmd`` (whose scripted model has
+    ``-M hold=hold_dir``), wait for the event that the model is holding a reply
+    (``hold_dir/held`` exists; the calls before it have been answered), then send
+    ``sig`` and collect the process. No fixed sleep: the wait is for the event
+    (or the process ending early, which fails the test)."""
+    import subprocess
+    import time
+
+    def run(cmd: list[str], hold_dir: Path, sig, timeout: float = 120) -> subprocess.CompletedProcess:
+        held = Path(hold_dir) / "held"
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + timeout
+        try:
+            while not held.exists():
+                try:
+                    proc.wait(timeout=0.05)
+                except subprocess.TimeoutExpired:
+                    assert time.monotonic() < deadline, "the scripted model never held a reply"
+                    continue
+                out, err = proc.communicate()
+                raise AssertionError(f"ended (exit {proc.returncode}) before the model held a reply:\n{out}\n{err}")
+            proc.send_signal(sig)
+            out, err = proc.communicate(timeout=timeout)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+    return run

@@ -68,7 +68,7 @@ _NUMBERED = re.compile(r"\d{1,6}[.)]\s")
 
 
 def parse_statements(reply: str) -> list[str]:
-    """Numbered lines ``1. text`` / ``1) text`` of a reply (other lines ignored).
+    r"""Numbered lines ``1. text`` / ``1) text`` of a reply (other lines ignored).
 
     Read line by line over the first :data:`~conflict_eval.answers.MAX_REPLY_CHARS`
     characters (linear; any string gives a list, possibly empty).

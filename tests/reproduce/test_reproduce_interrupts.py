@@ -2,29 +2,22 @@
 "interrupted", the log (closed as cancelled) and how to resume, exit 130 / 143, no table."""
 
 import signal
-import subprocess
 import sys
-import time
 
 import pytest
 from inspect_ai.log import read_eval_log
 
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_interrupted_card_run(shared_data, tmp_path, sig, code):
-    log_dir = tmp_path / "logs"
+def test_interrupted_card_run(shared_data, tmp_path, sig, code, signal_when_held):
+    log_dir, hold = tmp_path / "logs", tmp_path / "hold"
+    hold.mkdir()
     cmd = [sys.executable, "-m", "conflict_eval.cli", "reproduce", "conflictqa-gpt4", "--model", "scripted/gpt-4",
-           "-M", "delay=0.25", "-M", "reply=A", "-T", f"path={shared_data / 'conflictqa_strategyqa' / 'sample.jsonl'}",
+           "-M", f"hold={hold}", "-M", "hold_after=3", "-M", "reply=A",
+           "-T", f"path={shared_data / 'conflictqa_strategyqa' / 'sample.jsonl'}",
            "--limit", "40", "--log-dir", str(log_dir), "--display", "none"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while not list(log_dir.glob("*.eval")):
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "no log appeared"
-        time.sleep(0.1)
-    time.sleep(1.0)
-    proc.send_signal(sig)
-    out, err = proc.communicate(timeout=120)
+    proc = signal_when_held(cmd, hold, sig)  # 3 replies given, the rest waiting on the model
+    out, err = proc.stdout, proc.stderr
     assert proc.returncode == code, out + err
     assert f"interrupted ({'SIGTERM' if sig == signal.SIGTERM else 'SIGINT'})" in err
     assert "paper model" not in out  # no verdict from a partial run

@@ -1,12 +1,12 @@
-"""Suites interrupted for real (a subprocess, a scripted model with a delay):
-SIGINT, SIGTERM, SIGKILL and a budget stop each leave an incomplete suite that
-says so, and the same command resumes it with every sample exactly once."""
+"""Suites interrupted for real (a subprocess, a scripted model that holds its
+4th reply until the test has sent its signal): SIGINT, SIGTERM, SIGKILL and a
+budget stop each leave an incomplete suite that says so, and the same command
+resumes it with every sample exactly once."""
 
 import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ from conflict_eval.runs.status import task_statuses
 SUITE = """name: slow
 models:
   - model: scripted/x
-    args: {delay: 0.25, reply: "B</a>"}
+    args: {hold: "HOLD", hold_after: 3, reply: "B</a>"}
     max_connections: 1
 defaults: {config: {max_tokens: 16}, limit: 8}
 tasks:
@@ -31,29 +31,29 @@ eval: {max_tasks: 1, max_samples: 1}
 EXPECTED = {"end_to_end/demo": 8, "end_to_end/demo(conflict_type=temporal)": 5}  # demo: 5 temporal items
 
 
+def _args(suite: Path, log_dir: Path, *extra: str) -> list[str]:
+    return ["suite", "run", str(suite), "--log-dir", str(log_dir), "--display", "none", *extra]
+
+
 def _cmd(suite: Path, log_dir: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "conflict_eval.cli", "suite", "run", str(suite), "--log-dir", str(log_dir),
-            "--display", "none", *extra]
+    return [sys.executable, "-m", "conflict_eval.cli", *_args(suite, log_dir, *extra)]
 
 
-def _interrupt(cmd: list[str], log_dir: Path, sig) -> subprocess.CompletedProcess:
-    """Start ``cmd``; once its first log file exists and a few samples have run, send ``sig``."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while not list(log_dir.glob("*.eval")):
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "no log appeared"
-        time.sleep(0.1)
-    time.sleep(1.2)  # a few 0.25 s samples, far from all 13
-    proc.send_signal(sig)
-    out, err = proc.communicate(timeout=120)
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+def _interrupt(cmd: list[str], log_dir: Path, sig, signal_when_held) -> subprocess.CompletedProcess:
+    """Run ``cmd``; once 3 samples are done and the 4th is waiting on the model, send ``sig``."""
+    return signal_when_held(cmd, log_dir.parent / "hold", sig)
 
 
 def _suite(tmp_path) -> Path:
     path = tmp_path / "slow.yaml"
-    path.write_text(SUITE)
+    (tmp_path / "hold").mkdir()
+    path.write_text(SUITE.replace("HOLD", (tmp_path / "hold").as_posix()))
     return path
+
+
+def _release(tmp_path) -> None:
+    """Let the scripted model answer every call from now on (the resuming run)."""
+    (tmp_path / "hold" / "release").touch()
 
 
 def _assert_exactly_once(log_dir: Path) -> None:
@@ -68,16 +68,26 @@ def _assert_exactly_once(log_dir: Path) -> None:
     assert sum(1 for h in successes if h.status == "success") == len(EXPECTED)
 
 
-def _assert_resumes(tmp_path, suite, log_dir, *extra):
-    done = subprocess.run(_cmd(suite, log_dir, *extra), capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "suite slow: 2 task run(s), complete" in done.stdout
+def _assert_resumes(capsys, tmp_path, suite, log_dir, *extra):
+    """The same command resumes (in this process: the signal handling was the
+    subprocess's part; with a cost config in a subprocess, since Inspect keeps
+    model prices process-wide)."""
+    _release(tmp_path)
+    if "--model-cost-config" in extra:
+        done = subprocess.run(_cmd(suite, log_dir, *extra), capture_output=True, text=True, timeout=300)
+        code, out, err = done.returncode, done.stdout, done.stderr
+    else:
+        capsys.readouterr()
+        code = main(_args(suite, log_dir, *extra))
+        out, err = capsys.readouterr()
+    assert code == 0, out + err
+    assert "suite slow: 2 task run(s), complete" in out
     _assert_exactly_once(log_dir)
 
 
-def test_sigint_lists_unfinished_tasks_then_resumes(tmp_path):
+def test_sigint_lists_unfinished_tasks_then_resumes(tmp_path, capsys, signal_when_held):
     suite, log_dir = _suite(tmp_path), tmp_path / "logs"
-    res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGINT)
+    res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGINT, signal_when_held)
     assert res.returncode == 130, res.stdout + res.stderr
     assert "complete" not in res.stdout  # neither "complete" nor a success verdict
     assert "INCOMPLETE, interrupted (SIGINT)" in res.stdout
@@ -85,23 +95,23 @@ def test_sigint_lists_unfinished_tasks_then_resumes(tmp_path):
     assert "cancelled" in lines["end_to_end/demo"] and "/8" in lines["end_to_end/demo"]
     assert "0/5" in lines["end_to_end/demo(conflict_type=temporal)"]  # never started, total known
     # `suite status` prints the same verdict without running anything
-    status = subprocess.run([sys.executable, "-m", "conflict_eval.cli", "suite", "status", str(log_dir), "--json"],
-                            capture_output=True, text=True, timeout=120)
-    data = json.loads(status.stdout)
-    assert status.returncode == 1 and data["complete"] is False
+    capsys.readouterr()
+    status = main(["suite", "status", str(log_dir), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert status == 1 and data["complete"] is False
     assert {t["label"]: t["status"] for t in data["tasks"]}["end_to_end/demo"] == "cancelled"
     assert data["stop"]["conflict_eval_stop_reason"] == "SIGINT"
-    _assert_resumes(tmp_path, suite, log_dir)
+    _assert_resumes(capsys, tmp_path, suite, log_dir)
     assert main(["suite", "status", str(log_dir)]) == 0
 
 
 @pytest.mark.parametrize("display", ["plain", "rich"])
-def test_interrupted_suite_on_a_display_has_no_inspect_success_line(tmp_path, display):
+def test_interrupted_suite_on_a_display_has_no_inspect_success_line(tmp_path, display, signal_when_held):
     """Inspect's eval_set ends an interrupted run with "Completed all tasks in
     '...' successfully"; with a display on, that line must not reach the
     terminal above the INCOMPLETE verdict."""
     suite, log_dir = _suite(tmp_path), tmp_path / "logs"
-    res = _interrupt(_cmd(suite, log_dir, "--display", display), log_dir, signal.SIGINT)
+    res = _interrupt(_cmd(suite, log_dir, "--display", display), log_dir, signal.SIGINT, signal_when_held)
     out = res.stdout + res.stderr
     assert res.returncode == 130, out
     assert "INCOMPLETE, interrupted (SIGINT)" in res.stdout
@@ -119,13 +129,13 @@ def test_the_filter_drops_only_inspects_success_line():
     assert not _is_inspect_verdict("Completed all tasks in 'logs/x' successfully\nsomething else\n")
 
 
-def test_samples_cancelled_in_flight_are_not_errors_on_the_leaderboard(tmp_path):
+def test_samples_cancelled_in_flight_are_not_errors_on_the_leaderboard(tmp_path, signal_when_held):
     """A sample cut off by Ctrl-C (Inspect records ``CancelledError`` in the
     cancelled log) is counted as cancelled, not as an error of the model."""
     from conflict_eval.report import build_leaderboard
 
     suite, log_dir = _suite(tmp_path), tmp_path / "logs"
-    res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGINT)
+    res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGINT, signal_when_held)
     assert res.returncode == 130, res.stdout + res.stderr
     [log] = [read_eval_log(i) for i in list_eval_logs(str(log_dir))]
     assert log.status == "cancelled"
@@ -141,29 +151,30 @@ def test_samples_cancelled_in_flight_are_not_errors_on_the_leaderboard(tmp_path)
     assert json.loads((out / "leaderboard.json").read_text())["rows"][0]["cancelled"] == len(cut)
 
 
-def test_sigterm_closes_logs_as_cancelled(tmp_path):
+def test_sigterm_closes_logs_as_cancelled(tmp_path, capsys, signal_when_held):
     suite, log_dir = _suite(tmp_path), tmp_path / "logs"
-    res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGTERM)
+    res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGTERM, signal_when_held)
     assert res.returncode == 143, res.stdout + res.stderr
     assert "complete" not in res.stdout and "stopped by SIGTERM" in res.stdout
     headers = [read_eval_log(i, header_only=True) for i in list_eval_logs(str(log_dir))]
     assert headers and all(h.status == "cancelled" for h in headers)  # not left "started"
     assert json.loads((log_dir / "suite-stop.json").read_text())["conflict_eval_stop_reason"] == "SIGTERM"
-    _assert_resumes(tmp_path, suite, log_dir)
+    _assert_resumes(capsys, tmp_path, suite, log_dir)
 
 
-def test_kill_leaves_started_logs_that_status_reports_and_a_rerun_resumes(tmp_path, capsys):
+def test_kill_leaves_started_logs_that_status_reports_and_a_rerun_resumes(tmp_path, capsys, signal_when_held):
     suite, log_dir = _suite(tmp_path), tmp_path / "logs"
-    res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGKILL)
+    res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGKILL, signal_when_held)
     assert res.returncode == -signal.SIGKILL
     assert main(["suite", "status", str(log_dir)]) == 1
     out = capsys.readouterr().out
     assert "INCOMPLETE" in out and "started" in out and "complete" not in out
-    _assert_resumes(tmp_path, suite, log_dir)
+    _assert_resumes(capsys, tmp_path, suite, log_dir)
 
 
-def test_budget_stops_then_a_larger_budget_resumes(tmp_path):
+def test_budget_stops_then_a_larger_budget_resumes(tmp_path, capsys):
     suite, log_dir = _suite(tmp_path), tmp_path / "logs"
+    _release(tmp_path)  # no hold: the budget alone stops this run
     costs = tmp_path / "costs.yaml"  # $10 per 1M tokens: each call ~90 words ~ $0.0009
     costs.write_text("scripted/x: {input: 10.0, output: 10.0, input_cache_write: 10.0, input_cache_read: 10.0}\n")
     res = subprocess.run(_cmd(suite, log_dir, "--model-cost-config", str(costs), "--budget", "0.004"),
@@ -177,7 +188,7 @@ def test_budget_stops_then_a_larger_budget_resumes(tmp_path):
     again = subprocess.run(_cmd(suite, log_dir, "--model-cost-config", str(costs), "--budget", "0.004"),
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 2 and "already record" in again.stderr
-    _assert_resumes(tmp_path, suite, log_dir, "--model-cost-config", str(costs), "--budget", "1")
+    _assert_resumes(capsys, tmp_path, suite, log_dir, "--model-cost-config", str(costs), "--budget", "1")
     assert not (log_dir / "suite-stop.json").exists()
     # Inspect priced every call itself (the cost config, with the test model registered)
     for info in list_eval_logs(str(log_dir)):
