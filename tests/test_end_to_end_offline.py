@@ -30,7 +30,7 @@ def test_inspect_eval_run_task_with_offline_model(tmp_path):
     usage = log["stats"]["model_usage"]["conflict_eval/smollm2"]
     assert usage["input_tokens"] > 100 and usage["output_tokens"] > 0
     score = sample["scores"]["choice_accuracy"]["value"]
-    assert set(score) == {"accuracy", "parse_failure", "misled"}
+    assert set(score) == {"accuracy", "parse_failure", "refusal", "misled"}
 
 
 def test_cli_run_defaults_to_offline_model_and_demo(tmp_path):

@@ -39,6 +39,7 @@ def log_cost(model_usage: dict[str, Any], cost_config: dict, prices: dict) -> fl
 
 def cell_spend(evals: dict[str, Any], records: list, cost_config: dict, prices: dict) -> dict[tuple, float | None]:
     """``{(model, task): $ total}`` over every log file of each cell (see module docstring)."""
+    from .batch_prices import batch_factor, batched
     from .grouping import row_key
 
     flushed: dict[str, float | None] = defaultdict(float)  # per log: its samples' usage (uuid once)
@@ -56,7 +57,11 @@ def cell_spend(evals: dict[str, Any], records: list, cost_config: dict, prices: 
     for ev in evals.values():
         k = row_key(ev.model, ev.task)
         usage = ev.header.get("model_usage") or {}
+        # a batched log's header usage is priced by Inspect at list price: take the batch price
+        # (the flushed sample costs are at batch prices already, report.logs.at_batch_prices)
         cost = log_cost(usage, cost_config, prices) if usage else flushed.get(ev.log, 0.0)
+        if usage and cost is not None and batched(ev.model, (ev.header.get("config") or {}).get("batch")):
+            cost *= batch_factor(ev.model)[0]
         out[k] = None if cost is None or out.get(k, 0.0) is None else out.get(k, 0.0) + cost
     return out
 

@@ -21,7 +21,7 @@ SUITE = """name: spread
 models:
   - model: scripted/slow
     max_connections: 1
-    args: {reply: "A</a>", delay: 1.0}
+    args: {reply: "A</a>", hold: "{hold}", hold_after: 1}
   - model: scripted/fast
     args: {reply: "B</a>"}
 defaults: {limit: 4}
@@ -48,7 +48,9 @@ def _logs_of(log_dir: Path, cell: str) -> list:
 
 @pytest.mark.slow
 def test_three_workers_one_killed_and_restarted(tmp_path):
-    (tmp_path / "spread.yaml").write_text(SUITE)
+    hold = tmp_path / "hold"  # the slow model answers one call per process, then holds until hold/release
+    hold.mkdir()
+    (tmp_path / "spread.yaml").write_text(SUITE.replace("{hold}", str(hold)))
     plan = make_plan(str(tmp_path / "spread.yaml"), tmp_path / "plan", workers=3, budget=3.0)
     plan_file, plan = read_plan(tmp_path / "plan")
     capture = json.loads((tmp_path / "plan" / "capture.json").read_text())
@@ -61,26 +63,28 @@ def test_three_workers_one_killed_and_restarted(tmp_path):
                        if next(x for x in plan["cells"] if x["name"] == c)["model"] == "scripted/slow")
 
     procs = {i: _worker(tmp_path, s) for i, s in sel.items()}
-    # kill worker 1 once its slow cell has a log and at least one sample done, before it finishes
+    # kill worker 1 once it is inside its slow cell: that cell's log has started and the slow
+    # model is holding a reply (it cannot finish the cell until hold/release exists), so the
+    # kill is mid-way by construction; the wait is for those events, never a fixed sleep
     deadline = time.monotonic() + 300
     killed_mid_way = False
-    while time.monotonic() < deadline and procs[1].poll() is None:
+    while time.monotonic() < deadline and not killed_mid_way:
+        try:
+            procs[1].wait(timeout=0.1)
+            break  # worker 1 ended before it held: fails below
+        except subprocess.TimeoutExpired:
+            pass
         logs = _logs_of(log_dir, victim_cell)
-        if logs:
-            h = read_eval_log(logs[0], header_only=True)
-            if h.status == "started":
-                time.sleep(1.5)
-                if procs[1].poll() is None:
-                    procs[1].send_signal(signal.SIGKILL)
-                    procs[1].wait(timeout=60)
-                    killed_mid_way = True
-                break
-        time.sleep(0.2)
+        if (hold / "held").exists() and logs and read_eval_log(logs[0], header_only=True).status == "started":
+            procs[1].send_signal(signal.SIGKILL)
+            procs[1].wait(timeout=60)
+            killed_mid_way = True
     assert killed_mid_way, "worker 1 finished before it could be killed"
     assert read_eval_log(_logs_of(log_dir, victim_cell)[0], header_only=True).status == "started"
     mid = plan_statuses(plan)
     assert not all(s.complete for s in mid)
 
+    (hold / "release").touch()  # the other workers' slow cells and the restarted worker run through
     restarted = _worker(tmp_path, sel[1])
     out = restarted.communicate(timeout=600)[0]
     assert restarted.returncode == 0, out

@@ -38,7 +38,8 @@ def test_readme_tiny_suite_runs_offline(tmp_path):
     est = subprocess.run([*cli, "suite", "estimate", "tiny", "--limit", "1"], env=env, cwd=tmp_path,
                          capture_output=True, text=True, timeout=600)
     assert est.returncode == 0, est.stderr
-    assert "conflict_eval/smollm2" in est.stdout and "n/a" in est.stdout.splitlines()[-1]  # no per-token price
+    [total] = [ln for ln in est.stdout.splitlines() if ln.startswith("total ")]
+    assert "conflict_eval/smollm2" in est.stdout and "n/a" in total  # no per-token price
     run = subprocess.run([*cli, "suite", "run", "tiny", "--limit", "1", "--log-dir", str(log_dir), "--display", "none"],
                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, run.stdout + run.stderr
