@@ -44,7 +44,12 @@ LOWER_IS_BETTER = {"misled", "undetermined", "undetermined_rate", "parse_failure
                    "hallucination", "hallucination_rate", "contradiction_rate", "cost", "stderr",
                    # reading: answers a reader could not read (extracted by the grader, matching no option)
                    # and claims whose grader labels could not be read
-                   "extracted", "unmatched", "claims_undetermined", "flagged_undetermined"}
+                   "extracted", "unmatched", "claims_undetermined", "flagged_undetermined",
+                   # a refusal names no answer and is scored wrong wherever it is counted (choice_accuracy,
+                   # memorization_ratio, truthfulqa, user needs' near refusals): shown as lower is better,
+                   # so a page never reads a higher refusal rate as an improvement
+                   "refusal", "refusal_rate", "near_refusal", "rag_refusal", "control_refusal",
+                   "regenerated_refusal"}
 
 
 def direction(metric: str) -> str:
