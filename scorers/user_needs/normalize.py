@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 
 from conflict_eval.answers import clip
+from conflict_eval.answers.refusal import find_refusal
 from conflict_eval.answers.text_metrics import normalize_squad
 
 _WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
@@ -107,7 +108,10 @@ def is_near_refusal(text: str) -> bool:
     if is_refusal(text):
         return False
     raw = _strip(clip(text, "head")).replace("’", "'")
-    return bool(_NEAR_REFUSAL_RE.match(raw))
+    # ... or any sincere refusal the shared recogniser finds ("Based on the
+    # documents, I cannot determine the answer."): the one parse_output reads
+    # an untagged reply by, so such a reply is counted as a near refusal.
+    return bool(_NEAR_REFUSAL_RE.match(raw)) or find_refusal(text) is not None
 
 
 def option_match(answer: str, options: list[str]):
