@@ -64,7 +64,8 @@ def canonical(text: str) -> str:
     plain = raw.rstrip(".!")
     if _NUMBER_RE.fullmatch(plain):
         return _canonical_number(plain)
-    squad = normalize_squad(raw.replace("’", "").replace("'", "").replace("“", " ").replace("”", " "))
+    # normalize_squad folds ’ to ' and deletes it ("don’t" -> "dont"); curly double quotes part words here
+    squad = normalize_squad(raw.replace("“", " ").replace("”", " "))
     if squad in _REFUSALS:
         return "idk"
     if squad in NUMBER_WORDS:
