@@ -136,7 +136,10 @@ _PHRASE_RE = re.compile(
 )
 _PAREN_RE = re.compile(r"(?<![A-Za-z0-9])[(\[][ \t]*([A-Za-z])[ \t]*[)\]]")
 _BARE_RE = re.compile(r"^[ \t*_\"'`“”‘’]*([A-Za-z])[ \t*_\"'`“”‘’.!]*$", re.MULTILINE)
-_DELIM_RE = re.compile(r"^[ \t>*_#\-]*([A-Za-z])(?:[.)]|[*_]{0,2}[ \t]+[-–—])(?=[ \t*_]|$)", re.MULTILINE)
+#: Not initials ("C. S. Lewis", as :func:`_line_choice`): a letter and a period
+#: followed by another capital and a period is a name, not a choice.
+_DELIM_RE = re.compile(r"^[ \t>*_#\-]*([A-Za-z])(?:\.(?![ \t]+[A-Z]\.)|\)|[*_]{0,2}[ \t]+[-–—])(?=[ \t*_]|$)",
+                       re.MULTILINE)
 
 
 #: "B is correct", "(C) is the right answer", "B would be the best choice": a

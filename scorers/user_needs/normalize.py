@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 
 from conflict_eval.answers import clip
+from conflict_eval.answers.refusal import find_refusal
 from conflict_eval.answers.text_metrics import normalize_squad
 
 _WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
@@ -63,7 +64,8 @@ def canonical(text: str) -> str:
     plain = raw.rstrip(".!")
     if _NUMBER_RE.fullmatch(plain):
         return _canonical_number(plain)
-    squad = normalize_squad(raw.replace("’", "").replace("'", "").replace("“", " ").replace("”", " "))
+    # normalize_squad folds ’ to ' and deletes it ("don’t" -> "dont"); curly double quotes part words here
+    squad = normalize_squad(raw.replace("“", " ").replace("”", " "))
     if squad in _REFUSALS:
         return "idk"
     if squad in NUMBER_WORDS:
@@ -107,7 +109,10 @@ def is_near_refusal(text: str) -> bool:
     if is_refusal(text):
         return False
     raw = _strip(clip(text, "head")).replace("’", "'")
-    return bool(_NEAR_REFUSAL_RE.match(raw))
+    # ... or any sincere refusal the shared recogniser finds ("Based on the
+    # documents, I cannot determine the answer."): the one parse_output reads
+    # an untagged reply by, so such a reply is counted as a near refusal.
+    return bool(_NEAR_REFUSAL_RE.match(raw)) or find_refusal(text) is not None
 
 
 def option_match(answer: str, options: list[str]):
