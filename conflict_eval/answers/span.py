@@ -91,6 +91,13 @@ _LABEL_WORDS = ("answer|target|phrase|word|entity|alternative|suggestion|option|
 _LABEL_RE = re.compile(rf"(?:[A-Za-z]{{1,20}}[ \t]){{0,2}}(?:{_LABEL_WORDS})s?(?:[ \t]?[:=]|[ \t][-–—](?=[ \t]))[ \t]*",
                        re.IGNORECASE)
 _MARKER_RE = re.compile(r"(?:[-*•+]|\d{1,3}[.)])[ \t]+")
+#: A leading "The answer is" / "So the final answer would be" (at most one connective, one article and
+#: one adjective before the label word): the span follows it.
+_ANSWER_IS_RE = re.compile(rf"(?:(?:so|thus|therefore|hence),?[ \t])?(?:(?:the|my|a)[ \t])?(?:[a-z]{{1,12}}[ \t])?"
+                           rf"(?:{_LABEL_WORDS})[ \t](?:is|would[ \t]be|should[ \t]be)[ \t]*:?[ \t]+"
+                           # "The answer is unclear / not ..." states no answer: left as a sentence (a failure)
+                           r"(?!(?:unclear|unknown|uncertain|ambiguous|disputed|contested|undetermined|none|not|no)\b)",
+                           re.IGNORECASE)
 _MARKUP = "*_`#> \t"
 _QUOTES = "\"'"
 _FENCE_RE = re.compile(r"^[ \t]*```[^\n]*$", re.MULTILINE)
@@ -124,6 +131,8 @@ def _strip_lead(text: str) -> str:
         if (m := _MARKER_RE.match(text)) is not None:
             text = text[m.end():]
         if (m := _LABEL_RE.match(text)) is not None and text[m.end():].strip(_MARKUP):
+            text = text[m.end():]
+        if (m := _ANSWER_IS_RE.match(text)) is not None and text[m.end():].strip(_MARKUP):
             text = text[m.end():]
         if text == prev:
             break
