@@ -150,8 +150,10 @@ def render(rows: list[tuple[str, str, Any, BatchView]]) -> str:
 
 def suite_advice(reason: str) -> str:
     """A loader's advice, told as a suite takes it: suite commands take no ``-T``."""
-    return reason.replace("pass it with -T path=FILE", "-T path=FILE").replace(
-        "-T path=FILE", "`path: FILE` in that task's `args:` (a copy of the suite file; suite commands take no -T)")
+    import re
+
+    return re.sub(r"(pass it with )?-T path=FILE",
+                  "`path: FILE` in that task's `args:` (a copy of the suite file; suite commands take no -T)", reason)
 
 
 def suite_rows(suite, *, shard=None, models=None, limit=None, model_cost_config=None):
