@@ -172,12 +172,9 @@ def _say_resume(log_dir: str, shard: str | None) -> None:
 def _refuse_over_budget(rows, budget: float | None) -> None:
     """``suite run --estimate``: an estimate over the budget does not start (a
     batched cell counts at its batch price, as the budget counts it)."""
-    cost = 0.0
-    for _, _, est, view, _ in rows:
-        cell = view.batch_usd if view.batched else est.cost_usd
-        if cell is None:
-            return  # an unpriced cell: no total to hold against the budget
-        cost += cell
+    from conflict_eval.runs.batch_estimate import run_total
+
+    cost = run_total(rows)  # None with an unpriced cell: no total to hold against the budget
     if budget is not None and cost is not None and cost > budget:
         raise SuiteError(f"the estimate (${cost:.4f}) is over the budget (${budget:g}); nothing was run: "
                          "raise --budget, or lower --limit or the models")

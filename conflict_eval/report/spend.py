@@ -37,9 +37,24 @@ def log_cost(model_usage: dict[str, Any], cost_config: dict, prices: dict) -> fl
     return sample_cost_usd(usage, cost_config, prices)[0]
 
 
+def header_spend(model_usage: dict[str, Any], ran_batched: bool, cost_config: dict,
+                 prices: dict) -> dict[str, float | None]:
+    """``{model: $}`` of one log header's ``model_usage`` (None when unpriced), each model's
+    calls at its batch price when the log ran batched: Inspect prices the header at list
+    price. The page's ``$ total`` (:func:`cell_spend`) and the suite budget
+    (:func:`conflict_eval.runs.budget.spent_in_logs`) both count spend with this."""
+    from .batch_prices import batch_factor
+
+    out: dict[str, float | None] = {}
+    for model, usage in (model_usage or {}).items():
+        usd = log_cost({model: usage}, cost_config, prices)
+        out[model] = usd * batch_factor(model)[0] if usd is not None and ran_batched else usd
+    return out
+
+
 def cell_spend(evals: dict[str, Any], records: list, cost_config: dict, prices: dict) -> dict[tuple, float | None]:
     """``{(model, task): $ total}`` over every log file of each cell (see module docstring)."""
-    from .batch_prices import batch_factor, batched
+    from .batch_prices import batched
     from .grouping import row_key
 
     flushed: dict[str, float | None] = defaultdict(float)  # per log: its samples' usage (uuid once)
@@ -57,11 +72,13 @@ def cell_spend(evals: dict[str, Any], records: list, cost_config: dict, prices: 
     for ev in evals.values():
         k = row_key(ev.model, ev.task)
         usage = ev.header.get("model_usage") or {}
-        # a batched log's header usage is priced by Inspect at list price: take the batch price
         # (the flushed sample costs are at batch prices already, report.logs.at_batch_prices)
-        cost = log_cost(usage, cost_config, prices) if usage else flushed.get(ev.log, 0.0)
-        if usage and cost is not None and batched(ev.model, (ev.header.get("config") or {}).get("batch")):
-            cost *= batch_factor(ev.model)[0]
+        if usage:
+            per_model = header_spend(usage, batched(ev.model, (ev.header.get("config") or {}).get("batch")),
+                                     cost_config, prices).values()
+            cost = None if None in per_model else sum(per_model)
+        else:
+            cost = flushed.get(ev.log, 0.0)
         out[k] = None if cost is None or out.get(k, 0.0) is None else out.get(k, 0.0) + cost
     return out
 

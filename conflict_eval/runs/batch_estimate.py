@@ -42,6 +42,11 @@ class BatchView:
     steps: str  # what they are ("" for a single call)
 
     @property
+    def run_usd(self) -> float | None:
+        """What the cell costs as the suite runs it: the batch price when batched (as the budget counts it)."""
+        return self.batch_usd if self.batched else self.live_usd
+
+    @property
     def multi_turn(self) -> bool:
         return self.round_trips > 1
 
@@ -145,8 +150,10 @@ def render(rows: list[tuple[str, str, Any, BatchView]]) -> str:
 
 def suite_advice(reason: str) -> str:
     """A loader's advice, told as a suite takes it: suite commands take no ``-T``."""
-    return reason.replace("pass it with -T path=FILE", "-T path=FILE").replace(
-        "-T path=FILE", "`path: FILE` in that task's `args:` (a copy of the suite file; suite commands take no -T)")
+    import re
+
+    return re.sub(r"(pass it with )?-T path=FILE",
+                  "`path: FILE` in that task's `args:` (a copy of the suite file; suite commands take no -T)", reason)
 
 
 def suite_rows(suite, *, shard=None, models=None, limit=None, model_cost_config=None):
@@ -185,6 +192,12 @@ def suite_rows(suite, *, shard=None, models=None, limit=None, model_cost_config=
             rows.append((c.model.model, c.label, c.estimate,
                          batch_view(c.model.model, c.model.batch, c.estimate, method, options), None))
     return rows
+
+
+def run_total(rows) -> float | None:
+    """The suite's estimated $ as it runs (each cell's :attr:`BatchView.run_usd`); None when a cell has no price."""
+    cells = [v.run_usd for _, _, _, v, _ in rows]
+    return None if None in cells else sum(cells, 0.0)
 
 
 def render_rows(rows) -> str:

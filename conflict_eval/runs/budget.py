@@ -182,15 +182,15 @@ def _sample_key() -> str | None:
 def spent_in_logs(log_dir: str | Path, prices: dict[str, Any], *, tasks: set[str] | None = None,
                   eval_set_id: str | None = None) -> float:
     """Dollars the logs under ``log_dir`` record in their headers: every log
-    file (:func:`conflict_eval.report.spend.log_cost`, so calls of cancelled
+    file (:func:`conflict_eval.report.spend.header_spend`, so calls of cancelled
     samples and of attempts re-run after a resume count, as the page's
     ``$ total`` counts them), at the batch price for logs that ran batched;
     ``tasks`` / ``eval_set_id`` keep only those task names / that eval set
     (one worker's share of a plan's shared folder)."""
     from inspect_ai.log import list_eval_logs, read_eval_log
 
-    from conflict_eval.report.batch_prices import batch_factor, batched
-    from conflict_eval.report.spend import log_cost
+    from conflict_eval.report.batch_prices import batched
+    from conflict_eval.report.spend import header_spend
 
     total = 0.0
     for info in list_eval_logs(str(log_dir), recursive=True):
@@ -204,9 +204,7 @@ def spent_in_logs(log_dir: str | Path, prices: dict[str, Any], *, tasks: set[str
         config = h.eval.model_generate_config
         on = batched(h.eval.model, config.batch if config is not None else None) or (
             h.plan is not None and h.plan.config is not None and batched(h.eval.model, h.plan.config.batch))
-        for model, usage in (h.stats.model_usage or {}).items():
-            factor = batch_factor(model)[0] if on else 1.0
-            total += (log_cost({model: usage}, prices, {}) or 0.0) * factor
+        total += sum(usd or 0.0 for usd in header_spend(h.stats.model_usage or {}, on, prices, {}).values())
     return total
 
 
