@@ -152,8 +152,8 @@ def suite_advice(reason: str) -> str:
     """A loader's advice, told as a suite takes it: suite commands take no ``-T``."""
     import re
 
-    return re.sub(r"(pass it with )?-T path=FILE",
-                  "`path: FILE` in that task's `args:` (a copy of the suite file; suite commands take no -T)", reason)
+    where = "`path: FILE` in that task's `args:` (a copy of the suite file; suite commands take no -T)"
+    return re.sub(r"(pass it with )?-T path=FILE", lambda m: ("set " if m.group(1) else "") + where, reason)
 
 
 def suite_rows(suite, *, shard=None, models=None, limit=None, model_cost_config=None):
