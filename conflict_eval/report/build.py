@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .costs import load_model_cost_config, load_prices
+from .costs import as_prices, load_model_cost_config, load_prices
 from .grouping import short_heads
-from .costs import _as_costs
 from .logs import completeness, deduplicate, read_records
 from .spend import cell_spend, rerun_share
 from .provenance import provenance
@@ -41,8 +40,8 @@ def build_leaderboard(log_dirs: list[str | Path], prices: dict | None = None, bo
     stats["duplicates_dropped"] = dropped
     status = completeness(kept, evals)
     # $ total: every call Inspect recorded in the log headers (report.spend)
-    spent = cell_spend(evals, records, _as_costs(cost_config or {}, "model cost config"),
-                       load_prices() if prices is None else _as_costs(prices, "price table"))
+    spent = cell_spend(evals, records, load_model_cost_config(cost_config or {}),
+                       load_prices() if prices is None else as_prices(prices))
     rows = aggregate(kept, bootstrap, seed, status=status, spend=spent)
     for r in rows:
         r.rerun_share = rerun_share(r.cost_total, r.cost_per_sample * r.n if r.cost_per_sample is not None else None)

@@ -10,6 +10,7 @@ caller's statement and is shown as $0."""
 from __future__ import annotations
 
 import fnmatch
+import json
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -17,50 +18,119 @@ from typing import Any
 import yaml
 
 COST_FIELDS = ("input", "output", "input_cache_write", "input_cache_read")
+"""The fields of Inspect's ``ModelCost`` (USD per 1M tokens); all four are required in Inspect's format."""
+
+_GLOB = ("*", "?", "[")
 
 
-def _cost_table(data: Any, where: str, *, patterns: bool) -> dict[str, Any]:
-    """``{model: {input, output[, input_cache_write, input_cache_read]}}`` -> ModelCost by model."""
+def model_cost(price: Any, where: str, model: str, *, cache_default: bool = False):
+    """One price entry as Inspect's ``ModelCost``; a bad entry is a ``ValueError``
+    naming ``where`` (the file), the model and the field.
+
+    ``cache_default`` (the fallback price file only): a missing cache price is
+    the input price. In Inspect's ``--model-cost-config`` format all four
+    fields are required, as ``ModelCost`` requires them.
+    """
     from inspect_ai.model import ModelCost
 
+    if isinstance(price, ModelCost):
+        return price
+    shape = "{" + ", ".join(f"{f}: $" for f in COST_FIELDS) + "} (USD per 1M tokens)"
+    if not isinstance(price, dict):
+        raise ValueError(f"{where}: model {model!r}: expected a mapping {shape}, got {price!r}")
+    unknown = sorted(str(k) for k in price if k not in COST_FIELDS)
+    if unknown:
+        raise ValueError(f"{where}: model {model!r}: unknown field {unknown[0]!r} (the fields are {', '.join(COST_FIELDS)})")
+    if cache_default and "input" in price:
+        price = {"input_cache_write": price["input"], "input_cache_read": price["input"], **price}
+    for field in COST_FIELDS:
+        if field not in price:
+            need = ("input and output are required; the cache prices default to input" if cache_default
+                    else f"Inspect's ModelCost needs all of {', '.join(COST_FIELDS)}")
+            raise ValueError(f"{where}: model {model!r}: field {field!r} is missing ({need})")
+        value = price[field]
+        if not isinstance(value, int | float) or isinstance(value, bool) or not value >= 0:
+            raise ValueError(f"{where}: model {model!r}: field {field!r} must be a number >= 0 "
+                             f"(USD per 1M tokens), got {value!r}")
+    return ModelCost(**{f: float(price[f]) for f in COST_FIELDS})
+
+
+def _read_config(path: Path, where: str) -> Any:
+    """A config file's object, read as Inspect reads ``--model-cost-config``:
+    JSON when the text starts with ``{``, else YAML (whatever the file's suffix)."""
+    if not path.is_file():
+        raise ValueError(f"{where}: no such file")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        return json.loads(text) if text.strip().startswith("{") else yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        raise ValueError(f"{where}: not valid YAML{at}: {getattr(exc, 'problem', None) or exc}") from None
+
+
+def load_model_cost_config(source: str | Path | dict | None) -> dict[str, Any]:
+    """Inspect's ``--model-cost-config`` (a YAML or JSON file, or a mapping):
+    model -> ``ModelCost``. The one reader of that format, for the estimate,
+    the budget, ``suite run`` and the leaderboard.
+
+    Inspect's rules (``inspect_ai`` reads the file and calls
+    ``set_model_cost(model, ModelCost(**entry))`` for each entry): a mapping
+    of exact model names to ``{input, output, input_cache_write,
+    input_cache_read}``, every field required; JSON when the text starts with
+    ``{``, else YAML. No glob patterns (Inspect prices a model by its exact
+    name; the fallback price file, ``--prices``, takes patterns). Stricter
+    than Inspect where Inspect would take a mistake silently: an unknown
+    field, a negative, boolean or quoted price is an error. Every error names
+    the file, the model and the field.
+
+    >>> load_model_cost_config({"openai/gpt-4o": {"input": 2.5, "output": 10, "input_cache_write": 2.5,
+    ...                                           "input_cache_read": 1.25}})["openai/gpt-4o"].input_cache_read
+    1.25
+    """
+    if source is None:
+        return {}
+    where = "model cost config" + ("" if isinstance(source, dict) else f" {source}")
+    data = source if isinstance(source, dict) else _read_config(Path(source), where)
     if not isinstance(data, dict):
-        raise ValueError(f"{where}: expected a mapping 'model: {{input: $, output: $}}' (USD per 1M tokens)")
+        raise ValueError(f"{where}: expected a mapping 'model: {{input: $, output: $, input_cache_write: $, "
+                         f"input_cache_read: $}}' (USD per 1M tokens), got {type(data).__name__}")
     out = {}
     for model, price in data.items():
-        ok = isinstance(price, dict) and {"input", "output"} <= set(price) <= set(COST_FIELDS) and all(
-            isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in price.values())
-        if not ok:
-            raise ValueError(f"{where}: model {model!r}: expected {{input: $, output: $}} "
-                             f"(optionally input_cache_write, input_cache_read; USD per 1M tokens, >= 0), "
-                             f"got {price!r}")
-        out[str(model)] = ModelCost(input=float(price["input"]), output=float(price["output"]),
-                                    input_cache_write=float(price.get("input_cache_write", price["input"])),
-                                    input_cache_read=float(price.get("input_cache_read", price["input"])))
+        if any(c in str(model) for c in _GLOB):
+            raise ValueError(f"{where}: model {model!r}: glob patterns are not Inspect's format (it prices a model "
+                             "by its exact name); give each model, or put patterns in a --prices file")
+        out[str(model)] = model_cost(price, where, str(model))
     return out
+
+
+def _price_table(data: Any, where: str) -> dict[str, Any]:
+    """The fallback price table's ``models:`` mapping -> ``ModelCost`` by model
+    (glob patterns allowed; a missing cache price is the input price)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected a mapping 'models: {{model: {{input: $, output: $}}}}' (USD per 1M tokens)")
+    return {str(m): model_cost(p, where, str(m), cache_default=True) for m, p in data.items()}
 
 
 def load_prices(path: str | Path | None = None) -> dict[str, Any]:
     """The fallback price file: model (glob patterns allowed) -> ``ModelCost``."""
     if path is None:
         text, where = (files("conflict_eval") / "prices.yaml").read_text(encoding="utf-8"), "prices.yaml (packaged)"
+        data = yaml.safe_load(text) or {}
     else:
-        text, where = Path(path).read_text(encoding="utf-8"), f"price table {path}"
-    data = yaml.safe_load(text) or {}
-    return _cost_table(data.get("models") if isinstance(data, dict) else None, where, patterns=True)
+        where = f"price table {path}"
+        data = _read_config(Path(path), where) or {}
+    return _price_table(data.get("models") if isinstance(data, dict) else None, where)
 
 
-def load_model_cost_config(path: str | Path) -> dict[str, Any]:
-    """Inspect's ``--model-cost-config`` file (YAML or JSON): model -> ``ModelCost``."""
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    return _cost_table(data, f"model cost config {path}", patterns=False)
-
-
-def _as_costs(table: dict[str, Any], where: str) -> dict[str, Any]:
-    """Accept plain ``{input, output, ...}`` mappings as well as ``ModelCost`` values."""
-    if all(not isinstance(v, dict) for v in table.values()):
-        return table
-    return _cost_table({k: v if isinstance(v, dict) else v.model_dump() for k, v in table.items()}, where,
-                       patterns=True)
+def as_prices(table: dict[str, Any] | None) -> dict[str, Any]:
+    """A price table given as a mapping (``ModelCost`` values or plain ``{input, output}``)."""
+    return _price_table(table or {}, "price table")
 
 
 def price_for(model: str, prices: dict[str, Any]):

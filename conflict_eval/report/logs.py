@@ -35,7 +35,7 @@ from typing import Any
 
 from .done import is_done
 from .endpoint import redact
-from .costs import _as_costs, load_prices, sample_cost_usd
+from .costs import as_prices, load_model_cost_config, load_prices, sample_cost_usd
 from .grouping import display_value, row_key, sample_group, task_key
 
 PARSE_KEY = "parse_failure"
@@ -190,8 +190,8 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
 
     from conflict_eval.report.accounting import sample_cost
 
-    cost_config = _as_costs(cost_config or {}, "model cost config")
-    prices = load_prices() if prices is None else _as_costs(prices, "price table")
+    cost_config = load_model_cost_config(cost_config or {})
+    prices = load_prices() if prices is None else as_prices(prices)
     paths: list[str] = []
     for log_dir in log_dirs:
         if not Path(log_dir).is_dir():

@@ -32,7 +32,6 @@ says so (``Estimate.profile``).
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -119,31 +118,6 @@ def record_words(sample) -> int:
 # prices
 
 
-def _cost_table(model_cost_config: str | dict | None) -> dict[str, Any]:
-    from inspect_ai.model import ModelCost
-
-    if model_cost_config is None:
-        return {}
-    data = model_cost_config
-    if isinstance(data, (str, Path)):
-        text = Path(data).read_text(encoding="utf-8")
-        data = yaml.safe_load(text) if not str(data).endswith(".json") else json.loads(text)
-    if not isinstance(data, dict):
-        raise ValueError(f"model cost config {model_cost_config}: expected a mapping model -> {{input, output, ...}}")
-    out = {}
-    for model, cost in data.items():
-        if isinstance(cost, ModelCost):
-            out[model] = cost
-            continue
-        try:
-            out[model] = ModelCost(**{"input_cache_write": cost.get("input"), "input_cache_read": cost.get("input"),
-                                      **cost})
-        except Exception as exc:  # noqa: BLE001 -- reported with the file and model
-            raise ValueError(f"model cost config {model_cost_config if isinstance(model_cost_config, str) else ''}"
-                             f": model {model!r}: {exc}") from None
-    return out
-
-
 def register_costs(model_cost_config: str | dict | None) -> dict[str, Any]:
     """The cost config as ``{model: ModelCost}``, with every model Inspect's
     model database does not know registered first (``set_model_info``), so
@@ -151,7 +125,9 @@ def register_costs(model_cost_config: str | dict | None) -> dict[str, Any]:
     models) and records ``total_cost`` for it."""
     from inspect_ai.model import ModelInfo, get_model_info, set_model_info
 
-    table = _cost_table(model_cost_config)
+    from conflict_eval.report.costs import load_model_cost_config
+
+    table = load_model_cost_config(model_cost_config)
     for model, cost in table.items():
         if get_model_info(model) is None:
             set_model_info(model, ModelInfo(cost=cost))
@@ -164,7 +140,9 @@ def model_price(model: str, model_cost_config: str | dict | None = None):
     ``(None, None)`` when none has it."""
     from inspect_ai.model import get_model_info
 
-    table = _cost_table(model_cost_config)
+    from conflict_eval.report.costs import load_model_cost_config
+
+    table = load_model_cost_config(model_cost_config)
     if model in table:
         return table[model], "model-cost-config"
     info = get_model_info(model)

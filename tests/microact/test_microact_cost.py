@@ -19,7 +19,8 @@ def _trajectory(model, log_dir, **eval_kwargs):
 
 
 def test_cost_follows_the_model_cost_config(log_dir):
-    costs = register_costs({"mockllm/model": {"input": 100.0, "output": 300.0}})
+    costs = register_costs({"mockllm/model": {"input": 100.0, "output": 300.0, "input_cache_write": 100.0,
+                                        "input_cache_read": 100.0}})
     value = _trajectory(scripted_model(lambda prompt: "<a>A</a>"), log_dir, model_cost_config=costs)
     assert value["input_tokens"] > 0
     # by hand: USD per 1M tokens from the config, not GPT-4o-mini's 0.15 / 0.60

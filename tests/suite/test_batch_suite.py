@@ -15,7 +15,7 @@ from conflict_eval.runs.spec import SuiteError
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from batch_server import BatchServer  # noqa: E402
 
-PRICE = {"input": 2.0, "output": 8.0}  # USD per 1M tokens, list price of both fake models
+PRICE = {"input": 2.0, "output": 8.0, "input_cache_write": 2.0, "input_cache_read": 2.0}  # USD per 1M tokens, list price of both fake models
 
 # max_retries/timeout bound a run whose server has gone (Inspect retries a batch call for
 # minutes otherwise); each test uses its own model names, since Inspect reuses a model

@@ -52,7 +52,8 @@ def test_estimate_task_figures_by_hand():
     samples = list(compose_task("end_to_end", "demo", None).dataset)[:3]
     words = sum(record_words(s) for s in samples)
     est = estimate_task("conflict_eval/run", {"method": "end_to_end", "dataset": "demo"}, "scripted/x", limit=3,
-                        model_cost_config={"scripted/x": {"input": 2.0, "output": 10.0}})
+                        model_cost_config={"scripted/x": {"input": 2.0, "output": 10.0, "input_cache_write": 2.0,
+                                                      "input_cache_read": 2.0}})
     assert est.samples == 3 and est.calls == 3 * prof["calls"] and est.profile == "end_to_end"
     assert est.input_tokens == pytest.approx(3 * prof["input_base"] + prof["input_per_word"] * words)
     assert est.output_tokens == pytest.approx(3 * prof["output_per_call"])

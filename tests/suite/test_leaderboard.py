@@ -162,7 +162,7 @@ def test_price_table(tmp_path):
     assert price_for("unknown/model", prices) is None
     bad = tmp_path / "p.yaml"
     bad.write_text("models:\n  a/b: {input: 1}\n")
-    with pytest.raises(ValueError, match=r"p.yaml: model 'a/b': expected \{input: \$, output: \$\}"):
+    with pytest.raises(ValueError, match=r"p.yaml: model 'a/b': field 'output' is missing"):
         load_prices(bad)
 
 
@@ -452,7 +452,7 @@ def test_a_zero_fallback_price_is_an_unknown_cost_on_the_page(tmp_path):
         assert "$ n/a" in text and "no price" in text
         assert "total $ n/a est vs $ n/a" in text  # the run-time estimate priced it from the same 0
     costs = tmp_path / "costs.yaml"
-    costs.write_text("scripted/x: {input: 0, output: 0}\n")
+    costs.write_text("scripted/x: {input: 0, output: 0, input_cache_write: 0, input_cache_read: 0}\n")
     paths = write_leaderboard([tmp_path / "logs"], tmp_path / "out2", cost_config_path=str(costs), bootstrap=0)
     [row] = json.loads(paths["json"].read_text())["rows"]
     assert (row["cost_total"], row["cost_source"]) == (0.0, "model-cost-config")
