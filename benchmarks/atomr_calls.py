@@ -151,7 +151,7 @@ def latency(name: str, build, queries: list[str], k: int = 3) -> dict:
 
 
 def retrieval_latency() -> list[dict]:
-    from conflict_eval.plugins.knowledge_sources.sources import KGSource, TextSource, WebPagesSource
+    from conflict_eval.retrieval.sources import KGSource, TextSource, WebPagesSource
 
     hot = DATA / "hotpotqa_ircot" / "sample.jsonl"
     blend = DATA / "blendqa" / "sample.jsonl"

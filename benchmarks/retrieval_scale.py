@@ -114,7 +114,7 @@ def job_query_index(out: str, nq: int) -> dict:
 
 def job_in_memory(corpus: str, backend: str, nq: int) -> dict:
     """Today's path: read the corpus file and index it in memory in this process."""
-    from conflict_eval.plugins.knowledge_sources.sources import TextSource
+    from conflict_eval.retrieval.sources import TextSource
 
     t = time.perf_counter()
     src = TextSource(corpus, retriever=backend)
@@ -150,7 +150,7 @@ def job_vectors(n: int, kind: str, out: str, nq: int) -> dict:
 
 
 def job_embed(n: int, corpus: str) -> dict:
-    from conflict_eval.plugins.knowledge_sources.sources import read_passages
+    from conflict_eval.retrieval.sources import read_passages
     from conflict_eval.retrieval import DenseRetriever
 
     texts = [f"{d.title}\n{d.text}" for d in read_passages(corpus)[:n]]

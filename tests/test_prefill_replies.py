@@ -18,7 +18,7 @@ from inspect_ai import eval as inspect_eval
 from conflict_eval.answers import continues_prefill, first_tagged_answer, parse_choice, restore_prefill
 from conflict_eval.plugins.baselines.parse import parse_few_shot
 from conflict_eval.plugins.demo.dataset import demo
-from conflict_eval.plugins.end_to_end.prompts import END_TO_END_TEMPLATE
+from conflict_eval.kb.answer import END_TO_END_TEMPLATE
 from conflict_eval.testing import scripted_model
 
 PROMPT = END_TO_END_TEMPLATE.format(evidence="E", question="Q", options="A. x\nB. y\nC. z\nD. w")
@@ -221,7 +221,7 @@ def test_lmeval_end_to_end_reads_the_same_shapes():
     "James Meredith",
 ])
 def test_free_form_end_to_end_reads_the_same_shapes(reply):
-    from conflict_eval.plugins.end_to_end.prompts import END_TO_END_FREE_FORM_TEMPLATE
+    from conflict_eval.kb.answer import END_TO_END_FREE_FORM_TEMPLATE
     from conflict_eval.scorers.text_match.scorer import extract_answer
 
     prompt = END_TO_END_FREE_FORM_TEMPLATE.format(evidence="E", question="Who?")

@@ -6,7 +6,7 @@ from inspect_ai import eval as inspect_eval
 from conflict_eval.components.compose import compose_task, route_options
 from conflict_eval.components.manager import lookup
 from conflict_eval.testing import scripted_model
-from conflict_eval.plugins.end_to_end.prompts import END_TO_END_TEMPLATE
+from conflict_eval.kb.answer import END_TO_END_TEMPLATE
 
 
 def _gold_letters():

@@ -36,7 +36,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conflict_eval.plugins.knowledge_sources.backends import (
+from conflict_eval.retrieval.servers import (
     ColbertServer,
     ElasticsearchIndex,
     HttpClient,
@@ -46,7 +46,7 @@ from conflict_eval.plugins.knowledge_sources.backends import (
     public_url,
     run_sync,
 )
-from conflict_eval.plugins.knowledge_sources.sources import KGSource, SourceError, text_source
+from conflict_eval.retrieval.sources import KGSource, SourceError, text_source
 from conflict_eval.retrieval import BM25Retriever, Document
 
 PASSAGES = [

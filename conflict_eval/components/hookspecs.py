@@ -66,6 +66,6 @@ def conflict_eval_register_sources() -> Mapping[str, Callable[..., Any]]:
     Returns:
         ``{name: factory}`` where ``factory(**options)`` returns an object with
         ``name`` and ``search(query: str, k: int) -> list[Hit]`` (see
-        ``conflict_eval.plugins.knowledge_sources.sources.KnowledgeSource``), e.g. a text
+        ``conflict_eval.retrieval.sources.KnowledgeSource``), e.g. a text
         corpus, a knowledge graph or a web search adapter.
     """

@@ -12,7 +12,7 @@ these datasets do not have.
 
 from __future__ import annotations
 
-from conflict_eval.plugins.end_to_end.prompts import END_TO_END_FREE_FORM_TEMPLATE, END_TO_END_TEMPLATE
+from conflict_eval.kb.answer import END_TO_END_FREE_FORM_TEMPLATE, END_TO_END_TEMPLATE
 from conflict_eval.kb.rag import format_documents
 from conflict_eval.records import ConflictQA, Passage
 

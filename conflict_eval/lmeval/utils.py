@@ -69,10 +69,9 @@ def doc_to_target(doc: dict) -> str:
 
 
 def end_to_end_prompt(doc: dict) -> str:
-    from conflict_eval.plugins.end_to_end.prompts import END_TO_END_FREE_FORM_TEMPLATE, END_TO_END_TEMPLATE
-    from conflict_eval.plugins.end_to_end.solver import format_prompt
+    from conflict_eval.kb.answer import format_prompt
 
-    return format_prompt(record(doc), END_TO_END_TEMPLATE, END_TO_END_FREE_FORM_TEMPLATE)
+    return format_prompt(record(doc))
 
 
 def _baseline_prompt(doc: dict, template: str, method: str) -> str:
@@ -154,7 +153,7 @@ def text_scores(reply: str, golds: list[str]) -> dict[str, float]:
 def process_end_to_end(doc: dict, results: list[str]) -> dict[str, float]:
     from conflict_eval.answers import first_tagged_answer, restore_prefill
 
-    # as end_to_end.solver.finish_prefilled_answer
+    # as kb.answer.finish_prefilled_answer
     rec = record(doc)
     reply = restore_prefill(end_to_end_prompt(doc), results[0])
     segment, _ = first_tagged_answer(reply)

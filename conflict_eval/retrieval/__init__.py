@@ -5,9 +5,12 @@ What belongs here: the retriever interface and the code every backend shares
 backends by name (``backends``), reading corpus files (``corpus``), persistent
 on-disk indexes (``index``), and the one way tasks open a corpus setting and
 describe it in eval metadata (``settings``: ``open_corpus``,
-``retrieval_block``). A new retrieval backend is a module here added to
-``backends.RETRIEVERS``; a remote search server is a knowledge source in
-``plugins/knowledge_sources``. The ``conflict-eval index`` command lives in
+``retrieval_block``), search servers (``servers``: Elasticsearch/OpenSearch,
+ColBERTv2, SPARQL) and the knowledge sources over all of these (``sources``:
+text, KG, web, with the upstream corpus formats; the ``knowledge_sources``
+plugin registers them). A new retrieval backend is a module here added to
+``backends.RETRIEVERS``; a new search server goes in ``servers``
+(``open_search_server``). The ``conflict-eval index`` command lives in
 :mod:`conflict_eval.cli.index`.
 
 Passage retrieval behind one small interface, with a sparse and a dense backend.

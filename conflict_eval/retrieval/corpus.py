@@ -60,7 +60,7 @@ def iter_corpus(path: str | Path, fmt: str = "auto", stats: dict | None = None) 
       indexed once, as in the in-memory path.
     * ``passages`` -- the upstream formats the ``text`` source reads
       (IRCoT/HotpotQA ``contexts``, MuSiQue ``paragraphs``, BlendQA
-      ``long_answer``; see ``knowledge_sources.read_passages``).
+      ``long_answer``; see ``retrieval.sources.read_passages``).
     * ``pages`` -- the web formats the ``web`` source reads (CRAG
       ``search_results``, or ``url``/``title``/``text`` pages; ``read_pages``).
     * ``auto`` -- ``jsonl`` when the first record is a plain passage,
@@ -74,12 +74,12 @@ def iter_corpus(path: str | Path, fmt: str = "auto", stats: dict | None = None) 
     stats = {} if stats is None else stats
     stats.update(duplicates_skipped=0, duplicate_unit="pages" if fmt == "pages" else "passages")
     if fmt == "passages":
-        from conflict_eval.plugins.knowledge_sources.sources import read_passages
+        from conflict_eval.retrieval.sources import read_passages
 
         yield from read_passages(path, stats)
         return
     if fmt == "pages":
-        from conflict_eval.plugins.knowledge_sources.sources import read_pages
+        from conflict_eval.retrieval.sources import read_pages
 
         yield from read_pages(path, stats=stats)
         return

@@ -4,7 +4,7 @@
 searcher: an index directory, a corpus file (indexed in memory, as before),
 or a search-server URL (``es+http://HOST:9200/INDEX``, ``opensearch+...``,
 ``colbert+http://HOST:PORT/api/search``; see
-:mod:`conflict_eval.plugins.knowledge_sources.backends`). Every searcher has
+:mod:`conflict_eval.retrieval.servers`). Every searcher has
 ``search(query, k)``, ``search_many(queries, k)`` and ``describe()`` -- the
 dict recorded in eval metadata under ``retrieval``.
 """
@@ -38,9 +38,9 @@ class InMemoryCorpus:
     def __init__(self, path: str | Path | list, retriever: str = "bm25", fmt: str = "passages",
                  pooled_from_dataset: bool = False) -> None:
         if fmt == "pages":
-            from conflict_eval.plugins.knowledge_sources.sources import read_pages as read
+            from conflict_eval.retrieval.sources import read_pages as read
         else:
-            from conflict_eval.plugins.knowledge_sources.sources import read_passages as read
+            from conflict_eval.retrieval.sources import read_passages as read
         docs = read(path)
         self.retriever = make_retriever(retriever)
         self.retriever.index(docs)
@@ -86,7 +86,7 @@ def open_corpus(spec: Any, retriever: str = "bm25", fmt: str = "passages") -> An
         raise CorpusIndexError(f"{spec} is a directory but not an index (no {MANIFEST}); build one with "
                           "`conflict-eval index build CORPUS --out DIR`")
     if is_url_spec(spec):
-        from conflict_eval.plugins.knowledge_sources.backends import open_search_server
+        from conflict_eval.retrieval.servers import open_search_server
 
         key: tuple = ("url", spec)
         factory = lambda: open_search_server(spec)  # noqa: E731
@@ -106,7 +106,7 @@ def describe_corpus(spec: Any, retriever: str = "bm25") -> dict:
     if is_index_dir(spec):
         return open_index(spec).describe()
     if is_url_spec(spec):
-        from conflict_eval.plugins.knowledge_sources.backends import parse_spec
+        from conflict_eval.retrieval.servers import parse_spec
 
         kind, url = parse_spec(spec)
         return {"endpoint": url, "passages": None, "backend": kind}

@@ -1,4 +1,8 @@
-"""Knowledge sources behind one interface: Text, KG and Web (AtomR §3.3.1).
+"""Knowledge sources behind one interface: Text, KG and Web (AtomR §3.3.1), with
+the upstream corpus formats they read (:func:`read_passages`, :func:`read_pages`).
+The ``knowledge_sources`` plugin registers :func:`text_source`, :func:`kg_source`
+and :func:`web_source` under those names; methods search a source with
+:func:`search_async`.
 
 Every source has a ``name`` (``text``, ``kg``, ``web``), a ``label`` used as
 the heading of its passages in prompts (AtomR Figures 8-10: "Wikipedia
@@ -43,7 +47,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from conflict_eval.retrieval import Document, Hit
 
-from .backends import SourceError
+from conflict_eval.retrieval.servers import SourceError
 
 __all__ = [
     "KGBackend", "KGSource", "KnowledgeSource", "SerpApiSource", "SourceError", "TextSource",
@@ -352,7 +356,7 @@ class KGSource:
     def __init__(self, backend: KGBackend | str | Path | list) -> None:
         self.spec = backend
         if isinstance(backend, str) and backend.startswith("sparql+"):
-            from .backends import SparqlKG, parse_spec
+            from conflict_eval.retrieval.servers import SparqlKG, parse_spec
 
             self.backend = SparqlKG(parse_spec(backend)[1])
         else:
@@ -368,12 +372,12 @@ class KGSource:
 
     def entities_in(self, query: str) -> list[str]:
         """Ids of the entities whose label occurs in ``query`` (whole words, longest first)."""
-        from .backends import run_sync
+        from conflict_eval.retrieval.servers import run_sync
 
         return run_sync(self.aentities_in(query))
 
     async def aentities_in(self, query: str) -> list[str]:
-        from .backends import maybe_await
+        from conflict_eval.retrieval.servers import maybe_await
 
         q = f" {_norm(query)} "
         ids: list[str] = []
@@ -387,7 +391,7 @@ class KGSource:
         return ids
 
     def search(self, query: str, k: int = 3) -> list[Hit]:
-        from .backends import run_sync
+        from conflict_eval.retrieval.servers import run_sync
 
         return run_sync(self.asearch(query, k))
 
@@ -395,7 +399,7 @@ class KGSource:
         """The facts (see the class docstring); backend methods may be coroutines (SPARQL)."""
         from bm25s.stopwords import STOPWORDS_EN
 
-        from .backends import maybe_await
+        from conflict_eval.retrieval.servers import maybe_await
 
         ids = await self.aentities_in(query)
         qwords = _words(query) - set(STOPWORDS_EN)  # "the", "of" ... say nothing about the relation
@@ -510,12 +514,12 @@ class SerpApiSource:
         return {"endpoint": self.url, "passages": None, "backend": "web search API (SerpAPI-compatible)"}
 
     def search(self, query: str, k: int = 3) -> list[Hit]:
-        from .backends import run_sync
+        from conflict_eval.retrieval.servers import run_sync
 
         return run_sync(self.asearch(query, k))
 
     async def asearch(self, query: str, k: int = 3) -> list[Hit]:
-        from .backends import HttpClient
+        from conflict_eval.retrieval.servers import HttpClient
 
         data = await HttpClient(self.timeout).get_json(
             self.url, params={"q": query, "api_key": self.key, "engine": "google", "num": k})

@@ -16,8 +16,8 @@ from conflict_eval.kb.rag import (
     sample_retriever,
 )
 
-from conflict_eval.plugins.end_to_end.solver import finish_prefilled_answer
-from conflict_eval.plugins.standard_rag.documents import answer_prompt, given_documents, has_kb
+from conflict_eval.kb.answer import finish_prefilled_answer
+from conflict_eval.kb.documents import answer_prompt, given_documents, has_kb
 from conflict_eval.records import ConflictQA
 
 from .prompts import CONSOLIDATE_TEMPLATE, FIRST_ROUND, INTERNAL_TEMPLATE

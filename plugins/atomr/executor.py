@@ -63,7 +63,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conflict_eval.answers.failures import generate_checked
-from conflict_eval.plugins.knowledge_sources.sources import search_async
+from conflict_eval.retrieval.sources import search_async
 from conflict_eval.answers.text_metrics import normalize_atomr
 
 from . import prompts

@@ -3,7 +3,8 @@
 Each solver formats its paper prompt from the sample's record, calls the model
 (GKP twice), restores the tag its prompt pre-filled, and extracts the final
 answer segment with the matching function of :mod:`.parse`. The result goes
-into typed per-sample state (:class:`BaselineStore`) and into the two plain
+into typed per-sample state
+(:class:`~conflict_eval.components.stores.BaselineStore`) and into the two plain
 store keys the ``choice_accuracy`` metric reads: ``answer_text`` (the segment
 to read the letter from) or ``answer_parse_failure`` (why there is none; the
 sample is then counted as a parse failure, never scored from the raw reply).
@@ -12,16 +13,15 @@ sample is then counted as a parse failure, never scored from the raw reply).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import StoreModel, span
-from pydantic import Field
+from inspect_ai.util import span
 
 from conflict_eval.answers.failures import generate_state
 from conflict_eval.answers import restore_prefill
+from conflict_eval.components.stores import BaselineStore
 from conflict_eval.records import ConflictQA
 
 from .parse import (
@@ -44,22 +44,6 @@ from .prompts import (
 ANSWER_TEXT_KEY = "answer_text"
 PARSE_FAILURE_KEY = "answer_parse_failure"
 MC_PLACEHOLDERS = ("{evidence}", "{question}", "{options}")
-
-
-class BaselineStore(StoreModel):
-    """What a baseline did on one sample (``state.store_as(BaselineStore)``)."""
-
-    method: str = ""
-    calls: list[dict[str, Any]] = Field(default_factory=list)
-    """One entry per model call: phase, prompt, reply (prefill restored)."""
-    knowledge: str | None = None
-    """GKP: the generated knowledge used in the answer phase."""
-    knowledge_failure: str | None = None
-    """GKP: why no knowledge was read from the generation phase."""
-    answer_text: str | None = None
-    parse_failure: str | None = None
-    parts: dict[str, Any] = Field(default_factory=dict)
-    """Intermediate pieces: CoT thought, Self-Ask follow-ups, ANSWER1/ANSWER2."""
 
 
 def _check(name: str, template: str, keys: tuple[str, ...]) -> None:

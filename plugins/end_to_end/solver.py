@@ -4,30 +4,13 @@ from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from conflict_eval.answers.failures import generate_state
-from conflict_eval.answers import first_tagged_answer, restore_prefill
+from conflict_eval.kb.answer import (
+    END_TO_END_FREE_FORM_TEMPLATE,
+    END_TO_END_TEMPLATE,
+    finish_prefilled_answer,
+    format_prompt,
+)
 from conflict_eval.records import ConflictQA
-
-from .prompts import END_TO_END_FREE_FORM_TEMPLATE, END_TO_END_TEMPLATE
-
-
-def finish_prefilled_answer(state: TaskState, prompt: str) -> None:
-    """The prompt ends inside ``<a>``: put the tag back in front of the reply
-    so the log shows the whole answer, and hand the metric the first answer
-    segment in the store key ``answer_text`` (a model that goes on inventing
-    examples writes more tags after its answer; see
-    :func:`conflict_eval.answers.first_tagged_answer`)."""
-    state.output.completion = restore_prefill(prompt, state.output.completion)
-    segment, _ = first_tagged_answer(state.output.completion)
-    if segment is not None:
-        state.store.set("answer_text", segment)
-
-
-def format_prompt(record: ConflictQA, template: str, free_form_template: str) -> str:
-    """Fill a Micro-Act style prompt from a canonical record."""
-    fields = {"evidence": record.evidence_text(), "question": record.question}
-    if record.is_multiple_choice:
-        return template.format(options=record.formatted_options(), **fields)
-    return free_form_template.format(**fields)
 
 
 @solver

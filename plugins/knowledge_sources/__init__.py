@@ -10,6 +10,6 @@ from conflict_eval import hookimpl
 
 @hookimpl
 def conflict_eval_register_sources():
-    from .sources import kg_source, text_source, web_source
+    from conflict_eval.retrieval.sources import kg_source, text_source, web_source
 
     return {"text": text_source, "kg": kg_source, "web": web_source}

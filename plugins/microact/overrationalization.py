@@ -127,7 +127,7 @@ def reasoning_trace(state: TaskState) -> tuple[str, str]:
     * another baseline: each call's reply, by phase;
     * otherwise the final reply.
     """
-    from conflict_eval.plugins.baselines.solver import BaselineStore
+    from conflict_eval.components.stores import BaselineStore
 
     from .solver import MicroActStore
 

@@ -38,7 +38,7 @@ from pydantic import Field
 
 from conflict_eval.answers import loggable_output
 from conflict_eval.answers.failures import checked
-from conflict_eval.plugins.end_to_end.solver import finish_prefilled_answer
+from conflict_eval.kb.answer import finish_prefilled_answer
 from conflict_eval.records import ConflictQA
 
 from . import prompts as P

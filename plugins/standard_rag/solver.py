@@ -2,7 +2,7 @@
 
 On a dataset that ships its documents (e.g. RAMDocs) there is nothing to
 retrieve: every given document is used, and the dataset's own question is
-asked (see :mod:`.documents`).
+asked (see :mod:`conflict_eval.kb.documents`).
 """
 
 from inspect_ai.log import transcript
@@ -10,7 +10,8 @@ from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from conflict_eval.answers.failures import generate_state
-from conflict_eval.plugins.end_to_end.solver import finish_prefilled_answer
+from conflict_eval.kb.answer import finish_prefilled_answer
+from conflict_eval.kb.documents import documents_prompt, given_documents, has_kb
 from conflict_eval.kb.rag import (
     check_retriever,
     final_prompt,
@@ -19,8 +20,6 @@ from conflict_eval.kb.rag import (
     sample_retriever,
 )
 from conflict_eval.records import ConflictQA
-
-from .documents import documents_prompt, given_documents, has_kb
 
 
 @solver

@@ -6,7 +6,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from conflict_eval.plugins.knowledge_sources.sources import (
+from conflict_eval.retrieval.sources import (
     KGSource, SerpApiSource, SourceError, TextSource, TripleStore, WebPagesSource, html_to_text,
     kg_source, read_passages, text_source, web_source,
 )
