@@ -66,3 +66,16 @@ def test_total_on_any_string_and_caller_errors_raise():
     assert find_refusal("(" * 50_000) is None
     with pytest.raises(TypeError):
         is_refusal(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", ["Unknown.", "None", "N/A", "It is unclear.", "The context does not say.",
+                                  "No information given."])
+def test_an_answer_slot_refuses_with_no_answer_words(text):
+    """In a whole reply these can be an answer; in an answer slot they say there is none."""
+    assert not is_refusal(text) and is_refusal(text, answer_slot=True), text
+
+
+def test_typographic_quotes_are_folded_once_and_the_phrase_is_as_written():
+    found = find_refusal("Honestly, I don’t know.")
+    assert found.phrase == "I don’t know" and found.span == (10, 22)
+    assert is_refusal("I can’t determine it.") and not is_refusal("Document 2 says “I don’t know”, but Paris.")

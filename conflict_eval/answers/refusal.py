@@ -40,6 +40,12 @@ guess``, ``most likely``, ``probably``, ``if I had to choose``) after the
 refusal words. A reply that refuses and still declares a letter is read as
 that letter by ``parse_choice`` (the letter is looked for first).
 
+One variant, an option of the same rule: ``answer_slot=True`` reads what a
+reply put in its answer slot (user needs' ``<output>``), where ``Unknown``,
+``None``, ``N/A``, ``It is unclear``, ``The context does not say`` mean
+there is no answer (user needs' ``is_near_refusal``). Typographic quotes are
+folded once, first (``answers.text_metrics.fold_quotes``).
+
 Only the first :data:`~conflict_eval.answers.MAX_REPLY_CHARS` characters are
 read; each pattern is a bounded, non-nested regex, so the time is linear.
 
@@ -65,36 +71,37 @@ import re
 from dataclasses import dataclass
 
 from conflict_eval.answers.reply import clip, reported
+from conflict_eval.answers.text_metrics import fold_quotes
 
 __all__ = ["Refusal", "find_refusal", "is_refusal"]
 
-_VERBS = (r"(?:determine|answer|tell|say|decide|choose|select|pick|identify|know|conclude|confirm|verify"
+_VERBS = (r"(?:determine|answer|tell|say|decide|choose|select|pick|identify|know|conclude|confirm|verify|find"
           r"|be[ \t]+(?:certain|sure|confident)|give[ \t]+(?:an?[ \t]+)?(?:definitive[ \t]+)?answer|make[ \t]+a[ \t]+choice)")
-_CANNOT = (r"(?:cannot|can[ \t]*not|can['’]t|could[ \t]+not|couldn['’]t"
+_CANNOT = (r"(?:cannot|can[ \t]*not|can't|could[ \t]+not|couldn't"
            r"|(?:am|are|was|were)[ \t]+(?:unable|not[ \t]+able))")
 _INFO = r"(?:information|evidence|context|data|details?|facts|support)"
 
 _REFUSAL_RE = re.compile(
     "|".join((
         # I cannot determine / I'm unable to answer / we can't tell
-        rf"\b(?:i|we)(?:[ \t]+(?:really[ \t]+|simply[ \t]+|honestly[ \t]+)?{_CANNOT}|['’]m[ \t]+(?:unable|not[ \t]+able))"
+        rf"\b(?:i|we)(?:[ \t]+(?:really[ \t]+|simply[ \t]+|honestly[ \t]+)?{_CANNOT}|'m[ \t]+(?:unable|not[ \t]+able))"
         rf"(?:[ \t]+to)?[ \t]+(?:reliably[ \t]+|definitively[ \t]+|confidently[ \t]+|accurately[ \t]+)?{_VERBS}\b",
         # it is impossible to tell / there is no way to know / unable to determine
         rf"\b(?:impossible|not[ \t]+possible|no[ \t]+way)[ \t]+to[ \t]+{_VERBS}\b",
         rf"\bunable[ \t]+to[ \t]+{_VERBS}\b",
         # cannot be determined
-        r"\b(?:cannot|can[ \t]*not|can['’]t|could[ \t]+not|couldn['’]t)[ \t]+be[ \t]+(?:reliably[ \t]+|definitively[ \t]+)?"
+        r"\b(?:cannot|can[ \t]*not|can't|could[ \t]+not|couldn't)[ \t]+be[ \t]+(?:reliably[ \t]+|definitively[ \t]+)?"
         r"(?:determined|answered|decided|known|inferred|concluded|verified|confirmed|told)\b",
         # I don't know / I'm not sure / I am uncertain
-        r"\bi[ \t]+(?:really[ \t]+)?(?:do[ \t]+not|don['’]t|dont)[ \t]+know\b",
-        r"\bi(?:[ \t]+am|['’]m)[ \t]+(?:not[ \t]+(?:sure|certain)|unsure|uncertain)\b",
+        r"\bi[ \t]+(?:really[ \t]+)?(?:do[ \t]+not|don't|dont)[ \t]+know\b",
+        r"\bi(?:[ \t]+am|'m)[ \t]+(?:not[ \t]+(?:sure|certain)|unsure|uncertain)\b",
         # None of the options ... / neither of the options / neither A nor B
         r"\bnone[ \t]+of[ \t]+the[ \t]+(?:(?:given|provided|listed|available|answer|four|five|two|three)[ \t]+)?"
         r"(?:options|choices|answers|alternatives|above)\b",
         r"\bneither[ \t]+of[ \t]+the[ \t]+(?:options|choices|answers|two)\b",
         r"\bneither[ \t]+(?:option[ \t]+)?\(?[A-Z]\)?[ \t]+nor[ \t]+(?:option[ \t]+)?\(?[A-Z]\)?(?![A-Za-z])",
         # not enough information / insufficient evidence
-        rf"(?:\bnot|\bno|n['’]t)[ \t]+(?:\w+[ \t]+)?(?:enough|sufficient|adequate)[ \t]+(?:\w+[ \t]+)?{_INFO}\b",
+        rf"(?:\bnot|\bno|n't)[ \t]+(?:\w+[ \t]+)?(?:enough|sufficient|adequate)[ \t]+(?:\w+[ \t]+)?{_INFO}\b",
         rf"\b(?:insufficient|inadequate)[ \t]+(?:\w+[ \t]+)?{_INFO}\b",
     )),
     re.IGNORECASE,
@@ -105,7 +112,7 @@ _REFUSAL_RE = re.compile(
 _GOES_ON_RE = re.compile(
     r"\b(?:but|however|although|though|that[ \t]+said|nevertheless|nonetheless|still|yet"
     r"|best[ \t]+guess|most[ \t]+likely|probably|likely[ \t]+(?:is|to[ \t]+be)|if[ \t]+i[ \t]+(?:had|have)[ \t]+to"
-    r"|leaning[ \t]+towards?|i[ \t]+(?:would|will|'d|’d)[ \t]+(?:go|choose|pick|select|say))\b",
+    r"|leaning[ \t]+towards?|i[ \t]+(?:would|will|'d)[ \t]+(?:go|choose|pick|select|say))\b",
     re.IGNORECASE,
 )
 
@@ -148,32 +155,79 @@ def _sentence_end(text: str, pos: int) -> int:
     return min(ends) + 1 if ends else limit
 
 
-def find_refusal(text: str) -> Refusal | None:
+#: Answer slots only (``answer_slot=True``): a slot filled with these words says
+#: there is no answer ("Unknown", "N/A"); in a whole reply they can be the answer.
+_SLOT_WORDS = frozenset({"unknown", "unclear", "uncertain", "none", "n/a", "n / a", "not known"})
+
+#: Answer slots only: an answer that opens by saying there is none ("Unknown
+#: from the documents", "It is unclear.", "The context does not say.", "No
+#: information given.").
+_SLOT_OPENING_RE = re.compile(
+    r"(?:sorry,?[ \t]+)?(?:unknown\b|uncertain\b|unclear\b"
+    r"|(?:it[ \t]+is|it's)[ \t]+(?:unclear|not[ \t]+clear|unknown|not[ \t]+known)\b"
+    r"|(?:there[ \t]+is[ \t]+|there's[ \t]+)?no[ \t]+(?:relevant[ \t]+)?(?:information|context|data|evidence)\b"
+    r"|(?:the[ \t]+)?(?:provided[ \t]+|given[ \t]+)?(?:information|context|documents?|passages?|evidence)[ \t]+"
+    r"(?:does|do)[ \t]+not\b)",
+    re.IGNORECASE,
+)
+
+_MARKUP = " \t\r\n*_`\"'.!<>"
+
+
+def _sincere(text: str, start: int, end: int) -> bool:
+    """Whether refusing words at ``text[start:end]`` are the reply's own: not
+    quoted or reported from a document, and not followed (in their sentence or
+    the next) by an answer anyway."""
+    first = max(text.rfind(c, max(0, start - _WINDOW), start) for c in _SENTENCE_END) + 1
+    first = max(first, start - _WINDOW)
+    if reported(text, start) or _SOURCE_SAYS_RE.search(text, first, start) is not None:
+        return False
+    stop = _sentence_end(text, end)
+    stop = _sentence_end(text, stop) if stop < len(text) else stop  # ... and the sentence after it
+    return _GOES_ON_RE.search(text, end, stop) is None
+
+
+def find_refusal(text: str, *, answer_slot: bool = False) -> Refusal | None:
     """The first sincere refusal in ``text`` (see the module docstring), or ``None``.
+
+    ``answer_slot``: ``text`` is what a reply put in its answer slot (the
+    ``<output>`` tag of the user-needs prompts), not a whole reply. A slot is
+    meant to hold an answer, so it also refuses when it holds only
+    ``Unknown``, ``Unclear``, ``Uncertain``, ``None``, ``N/A`` or ``Not
+    known``, or opens by saying there is none (``Unknown from the documents``,
+    ``It is unclear.``, ``No information given.``, ``The context does not
+    say.``); the rest of the rule is the same.
+
+    Typographic quotes are folded first (:func:`~conflict_eval.answers.text_metrics.fold_quotes`,
+    one for one), so ``I don’t know`` reads as ``I don't know``; ``phrase``
+    is given as written.
 
     Total: any string gives a :class:`Refusal` or ``None``; a non-string raises
     ``TypeError``.
+
+    >>> find_refusal("Unknown.") is None, find_refusal("Unknown.", answer_slot=True).phrase
+    (True, 'Unknown')
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    text = clip(text, "head")
-    whole = " ".join(text.strip(" \t\r\n*_`\"'“”‘’.!<>").replace("’", "'").split()).lower()
-    if whole in _WHOLE_REPLY_REFUSALS:
-        start = text.lower().replace("’", "'").find(whole.split()[0])
-        return Refusal(text.strip(" \t\r\n*_`\"'“”‘’.!<>"), (start, start + len(whole)))
+    written = clip(text, "head")
+    text = fold_quotes(written)  # one for one: offsets in ``text`` are offsets in ``written``
+    bare = text.strip(_MARKUP)
+    whole = " ".join(bare.split()).lower()
+    if whole in _WHOLE_REPLY_REFUSALS or (answer_slot and whole in _SLOT_WORDS):
+        start = text.index(bare)
+        return Refusal(written[start:start + len(bare)], (start, start + len(bare)))
+    if answer_slot:
+        lead = len(text) - len(text.lstrip(_MARKUP))
+        m = _SLOT_OPENING_RE.match(text, lead)
+        if m is not None and _sincere(text, m.start(), m.end()):
+            return Refusal(written[m.start():m.end()], m.span())
     for m in _REFUSAL_RE.finditer(text):
-        start = max(text.rfind(c, max(0, m.start() - _WINDOW), m.start()) for c in _SENTENCE_END) + 1
-        start = max(start, m.start() - _WINDOW)
-        if reported(text, m.start()) or _SOURCE_SAYS_RE.search(text, start, m.start()) is not None:
-            continue
-        end = _sentence_end(text, m.end())
-        end = _sentence_end(text, end) if end < len(text) else end  # ... and the sentence after it
-        if _GOES_ON_RE.search(text, m.end(), end) is not None:
-            continue
-        return Refusal(m.group(0), m.span())
+        if _sincere(text, m.start(), m.end()):
+            return Refusal(written[m.start():m.end()], m.span())
     return None
 
 
-def is_refusal(text: str) -> bool:
+def is_refusal(text: str, *, answer_slot: bool = False) -> bool:
     """Whether ``text`` is a sincere refusal to answer (:func:`find_refusal`)."""
-    return find_refusal(text) is not None
+    return find_refusal(text, answer_slot=answer_slot) is not None

@@ -25,7 +25,7 @@ import re
 
 from conflict_eval.answers import clip
 from conflict_eval.answers.refusal import find_refusal
-from conflict_eval.answers.text_metrics import normalize_squad
+from conflict_eval.answers.text_metrics import fold_quotes, normalize_squad
 
 _WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
           "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()
@@ -38,7 +38,7 @@ _REFUSALS = {"i dont know", "i do not know", "idk"}
 
 
 def _strip(text: str) -> str:
-    return text.strip().strip("*_`\"'“”‘’ ").strip()
+    return fold_quotes(text).strip().strip("*_`\"' ").strip()
 
 
 def _canonical_number(plain: str) -> str:
@@ -64,8 +64,8 @@ def canonical(text: str) -> str:
     plain = raw.rstrip(".!")
     if _NUMBER_RE.fullmatch(plain):
         return _canonical_number(plain)
-    # normalize_squad folds ’ to ' and deletes it ("don’t" -> "dont"); curly double quotes part words here
-    squad = normalize_squad(raw.replace("“", " ").replace("”", " "))
+    # quotes are folded (_strip); normalize_squad deletes ' ("don't" -> "dont"); double quotes part words here
+    squad = normalize_squad(raw.replace('"', " "))
     if squad in _REFUSALS:
         return "idk"
     if squad in NUMBER_WORDS:
@@ -84,19 +84,6 @@ def is_refusal(text: str) -> bool:
     return canonical(text) == "idk"
 
 
-_NEAR_REFUSAL_RE = re.compile(
-    r"^(?:sorry,? )?(?:"
-    r"i (?:do ?n[o']?t|do not|really don'?t) know\b"            # "I don't know the answer."
-    r"|i(?:'m| am) (?:not sure|unsure|uncertain|unable)\b"       # "I'm not sure"
-    r"|not sure\b|unsure\b|unknown\b|uncertain\b|no idea\b|n ?/ ?a$|none$|no answer\b"
-    r"|i (?:can ?not|can'?t|could ?n'?t|could not) (?:answer|determine|tell|say|find|know)\b"
-    r"|(?:it is|it's) (?:unclear|not clear|unknown|impossible to (?:say|tell|determine))\b"
-    r"|(?:there is |there's )?(?:not enough|insufficient|no (?:relevant )?) ?(?:information|context|data|evidence)\b"
-    r"|(?:the )?(?:provided )?(?:information|context|documents?) (?:does|do) not\b"
-    r"|cannot be determined\b|can'?t be determined\b"
-    r")", re.IGNORECASE)
-
-
 def is_near_refusal(text: str) -> bool:
     """A refusal in other words ("I don't know the answer.", "I'm not sure",
     "Not enough information"), not counted by :func:`is_refusal`. Reported
@@ -108,11 +95,10 @@ def is_near_refusal(text: str) -> bool:
     """
     if is_refusal(text):
         return False
-    raw = _strip(clip(text, "head")).replace("’", "'")
-    # ... or any sincere refusal the shared recogniser finds ("Based on the
-    # documents, I cannot determine the answer."): the one parse_output reads
-    # an untagged reply by, so such a reply is counted as a near refusal.
-    return bool(_NEAR_REFUSAL_RE.match(raw)) or find_refusal(text) is not None
+    # the shared recogniser, reading an answer slot ("Unknown", "The context
+    # does not say." refuse there); the same one parse_output reads an untagged
+    # reply by, so such a reply is counted as a near refusal
+    return find_refusal(text, answer_slot=True) is not None
 
 
 def option_match(answer: str, options: list[str]):

@@ -15,7 +15,8 @@ class OutputParse:
     untagged_refusal: bool = False
     """The reply has no ``<output>`` tag but sincerely refuses ("I don't
     know.", :mod:`conflict_eval.answers.refusal`); ``answer`` is then its
-    text, so the metric counts the refusal instead of a parse failure."""
+    text, so the metric counts the refusal instead of a parse failure, and
+    ``user_need_accuracy`` marks the score ``untagged_refusal`` in its metadata."""
 
     @property
     def ok(self) -> bool:

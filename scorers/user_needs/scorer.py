@@ -118,6 +118,7 @@ def user_need_accuracy() -> Scorer:
                         + (f" (names option {option!r})" if option else "")
                         + (f" (unmatched: {match.reason})" if value["unmatched"] else ""),
             metadata={**cell, "reply": reply, **({"matched_option": option} if option else {}),
+                      **({"untagged_refusal": True} if parsed.untagged_refusal else {}),
                       **({"unmatched_reason": match.reason} if value["unmatched"] else {})},
         )
 

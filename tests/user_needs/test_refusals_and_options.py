@@ -26,6 +26,16 @@ from conflict_eval.testing import scripted_output
     ("I cannot determine that from the information.", False, True),
     ("Sahara desert", False, False),
     ("Nobody", False, False),
+    # an answer slot holding no answer (answers.refusal, answer_slot=True)
+    ("Unknown", False, True),
+    ("**N/A**", False, True),
+    ("It is unclear.", False, True),
+    ("No information is given about it.", False, True),
+    ("The provided documents do not mention it.", False, True),
+    ("I couldn’t find the answer in the context.", False, True),   # curly apostrophe
+    # hedged: an answer after all (the shared rule), not a near-refusal
+    ("I'm not sure, but probably Paris", False, False),
+    ("Unknown, though most likely Lyon", False, False),
 ])
 def test_strict_and_near_refusals(answer, strict, near):
     assert (is_refusal(answer), is_near_refusal(answer)) == (strict, near)
@@ -129,3 +139,24 @@ def test_issue_ecare_rows(shared_data):
     options = sahara.extra["options"]
     assert match_option("Sahara desert", options) == sahara.manipulated_answers[0]
     assert match_option("Tom's experiments", options) == sahara.answers[0]
+
+
+async def test_an_untagged_refusal_is_marked_in_the_score():
+    """parse_output reads a reply without <output> that sincerely refuses as that
+    refusal; the score says so (``untagged_refusal``), a tagged one does not."""
+    from inspect_ai.model import ModelOutput
+    from inspect_ai.scorer import Target
+    from inspect_ai.solver import TaskState
+
+    from conflict_eval.scorers.user_needs.scorer import user_need_accuracy
+
+    scorer = user_need_accuracy()
+    scores = []
+    for reply in ("Based on the documents, I cannot determine the answer.", "<output>I don't know</output>"):
+        state = TaskState(model="scripted/x", sample_id=1, epoch=1, input="q", messages=[],
+                          output=ModelOutput.from_content("scripted/x", reply), metadata={"setting": "matching"})
+        scores.append(await scorer(state, Target(["Paris"])))
+    untagged, tagged = scores
+    assert untagged.value == {"correct": 0, "refusal": 0, "near_refusal": 1, "parse_failure": 0, "unmatched": 0}
+    assert untagged.metadata["untagged_refusal"] is True
+    assert tagged.value["refusal"] == 1 and "untagged_refusal" not in tagged.metadata
