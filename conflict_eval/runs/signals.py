@@ -12,7 +12,7 @@ Ctrl-C). :class:`inspect_verdict_muted` keeps that line off the console while a
 suite runs; ``suite run`` prints its own verdict, judged from the logs.
 Inspect offers no setting for that one line (only ``display="none"``, which
 hides the whole display), so the swap stays, and
-``tests/test_inspect_verdict_line.py`` runs Inspect's real ``eval_set`` to fail
+``tests/suite/test_inspect_verdict_line.py`` runs Inspect's real ``eval_set`` to fail
 when Inspect changes what it depends on (see CONTRIBUTING.md).
 """
 
