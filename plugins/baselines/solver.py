@@ -12,17 +12,16 @@ sample is then counted as a parse failure, never scored from the raw reply).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import StoreModel, span
-from pydantic import Field
+from inspect_ai.util import span
 
 from conflict_eval.answers.failures import generate_state
 from conflict_eval.answers import restore_prefill
 from conflict_eval.records import ConflictQA
+from conflict_eval.scorers.microact.stores import BaselineStore
 
 from .parse import (
     Extraction,
@@ -44,22 +43,6 @@ from .prompts import (
 ANSWER_TEXT_KEY = "answer_text"
 PARSE_FAILURE_KEY = "answer_parse_failure"
 MC_PLACEHOLDERS = ("{evidence}", "{question}", "{options}")
-
-
-class BaselineStore(StoreModel):
-    """What a baseline did on one sample (``state.store_as(BaselineStore)``)."""
-
-    method: str = ""
-    calls: list[dict[str, Any]] = Field(default_factory=list)
-    """One entry per model call: phase, prompt, reply (prefill restored)."""
-    knowledge: str | None = None
-    """GKP: the generated knowledge used in the answer phase."""
-    knowledge_failure: str | None = None
-    """GKP: why no knowledge was read from the generation phase."""
-    answer_text: str | None = None
-    parse_failure: str | None = None
-    parts: dict[str, Any] = Field(default_factory=dict)
-    """Intermediate pieces: CoT thought, Self-Ask follow-ups, ANSWER1/ANSWER2."""
 
 
 def _check(name: str, template: str, keys: tuple[str, ...]) -> None:

@@ -8,7 +8,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 from conflict_eval.components.compose import compose_task
-from conflict_eval.plugins.baselines.solver import BaselineStore
+from conflict_eval.scorers.microact.stores import BaselineStore
 
 METHODS = ["gkp"]
 

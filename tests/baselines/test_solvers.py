@@ -13,7 +13,7 @@ from conflict_eval.plugins.baselines.prompts import (
     GKP_KNOWLEDGE_TEMPLATE,
     SELF_ASK_TEMPLATE,
 )
-from conflict_eval.plugins.baselines.solver import BaselineStore
+from conflict_eval.scorers.microact.stores import BaselineStore
 from conflict_eval.testing import scripted_model
 
 # demo item mis-01 (conflict_eval/data/demo.jsonl): gold A (France), conflict option C (Italy)
