@@ -274,7 +274,7 @@ def _parsed(p) -> Reading:
 
 
 def read_yes_no(row: dict) -> Reading:
-    from conflict_eval.plugins.polluted_kb.parse import parse_yes_no
+    from conflict_eval.answers.yes_no import parse_yes_no
 
     return _parsed(parse_yes_no(row["reply"]))
 
@@ -326,7 +326,7 @@ def read_match_option(row: dict) -> Reading:
 
 
 def read_ramdocs(row: dict) -> Reading:
-    from conflict_eval.plugins.ramdocs.metrics import strict_em_parts
+    from conflict_eval.scorers.ramdocs.metrics import strict_em_parts
     from conflict_eval.scorers.text_match.scorer import extract_answer
 
     em, _, _ = strict_em_parts(extract_answer(row["reply"]), row["args"]["golds"], row["args"]["wrongs"])

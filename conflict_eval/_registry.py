@@ -5,9 +5,10 @@ Imports what Inspect must see by name: every task module under
 Task modules import only Inspect and the core package, so nothing here
 imports torch; plugins load when a task is built. The one exception is the
 ``overrationalization`` scorer, imported by name so that ``inspect score
---scorer conflict_eval/overrationalization`` finds it on existing logs; its
-module imports only Inspect and the core package (the solvers it reads
-load when it scores).
+--scorer conflict_eval/overrationalization`` finds it on existing logs
+(``scorers/microact/overrationalization.py``); it imports only Inspect, the
+core and scorers (no plugin: the method stores it reads are in
+``scorers/microact/stores.py``).
 """
 
 import importlib
@@ -15,7 +16,7 @@ import pkgutil
 
 import conflict_eval.tasks as _tasks
 from conflict_eval.local_model import conflict_eval_local  # noqa: F401
-from conflict_eval.plugins.microact.overrationalization import overrationalization  # noqa: F401
+from conflict_eval.scorers.microact.overrationalization import overrationalization  # noqa: F401
 from conflict_eval.testing import _scripted_api
 
 

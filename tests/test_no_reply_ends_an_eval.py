@@ -34,7 +34,7 @@ MICROACT_CASES = CASES
 
 @pytest.mark.parametrize("name,reply", MICROACT_CASES)
 def test_microact(name, reply, log_dir):
-    from conflict_eval.plugins.microact.solver import MicroActStore
+    from conflict_eval.scorers.microact.stores import MicroActStore
 
     log = run_pathological("conflict_eval/microact", {"dataset": "demo", "max_turns": 2, "warm_start": False},
                            reply, log_dir)

@@ -10,7 +10,7 @@ import pytest
 
 from conflict_eval.answers import first_tagged_answer, parse_choice, reported, restore_prefill
 from conflict_eval.plugins.atomr.parse import parse_answer
-from conflict_eval.plugins.polluted_kb.parse import parse_yes_no
+from conflict_eval.answers.yes_no import parse_yes_no
 from conflict_eval.kb.answer import END_TO_END_TEMPLATE
 
 OPTIONS = ["France", "Belgium", "Italy", "Uncertain"]

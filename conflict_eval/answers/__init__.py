@@ -3,7 +3,8 @@
 What belongs here: the reply utilities every parser of model output shares
 (``reply``: clipping, safe logging, answer tags, reported and revised
 answers, prefills), the multiple-choice letter parser (``choice``, with its
-letter rules in ``letters``), the one refusal recogniser (``refusal``),
+letter rules in ``letters``), the one refusal recogniser (``refusal``), the
+yes/no verdict reader a method and a metric share (``yes_no``),
 text-overlap metrics (``text_metrics``), the replies the parser fuzz tests are
 built from (``fuzz``), the reuse of a model's output for a byte-identical
 prompt in one run (``reuse``) and the check that turns a failed model call

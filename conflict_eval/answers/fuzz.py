@@ -132,9 +132,9 @@ PARSERS: list[ParserEntry] = [
                 owner="plugins/microact"),
     ParserEntry("microact.parse_steps", "conflict_eval.plugins.microact.parse:parse_steps", _MICROACT,
                 owner="plugins/microact"),
-    ParserEntry("microact.parse_verdict", "conflict_eval.plugins.microact.parse:parse_verdict",
+    ParserEntry("microact.parse_verdict", "conflict_eval.scorers.microact.parse:parse_verdict",
                 "overrationalization: the sample is not judged (NaN), counted in parse_failure and left out of "
-                "the ratio; never read as YES or NO", owner="plugins/microact"),
+                "the ratio; never read as YES or NO", owner="scorers/microact"),
     # answer extraction (issue 32, Deliver 5): the grader's reply to the extraction prompt
     ParserEntry("read_extraction", "conflict_eval.answers.extraction:read_extraction",
                 "answer extraction (-T answer_extraction=grader): no letter extracted; the sample stays a counted "
@@ -164,9 +164,9 @@ PARSERS: list[ParserEntry] = [
     ParserEntry("user_needs.parse_questions", "conflict_eval.plugins.user_needs.generator:parse_questions",
                 "URAQ generation: each bad item counted in the report by reason", owner="plugins/user_needs"),
     # polluted knowledge base / conflict exposure
-    ParserEntry("polluted_kb.parse_yes_no", "conflict_eval.plugins.polluted_kb.parse:parse_yes_no",
+    ParserEntry("polluted_kb.parse_yes_no", "conflict_eval.answers.yes_no:parse_yes_no",
                 "yes_no_accuracy (ACC): wrong and counted in parse_failure; pre-screening: the question is not kept",
-                owner="plugins/polluted_kb"),
+                owner="conflict_eval.answers"),
     ParserEntry("polluted_kb.parse_target", "conflict_eval.plugins.polluted_kb.parse:parse_target",
                 "KB build: the question gets no misinformation target and is counted",
                 call=lambda fn, t: fn(t, ["Animorphs"]), owner="plugins/polluted_kb"),

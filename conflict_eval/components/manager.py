@@ -85,6 +85,11 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "ramdocs": "conflict_eval.plugins.ramdocs",
     "madam_rag": "conflict_eval.plugins.madam_rag",
     "conflictqa": "conflict_eval.plugins.conflictqa",
+    "microact_metrics": "conflict_eval.scorers.microact",
+    "atomr_metrics": "conflict_eval.scorers.atomr",
+    "ramdocs_metrics": "conflict_eval.scorers.ramdocs",
+    "conflictqa_metrics": "conflict_eval.scorers.conflictqa",
+    "conflict_exposure_metrics": "conflict_eval.scorers.conflict_exposure",
 }
 BUILTIN_DISTRIBUTION = "conflict-eval"
 """The distribution named on a built-in component (as an entry point of this package had)."""

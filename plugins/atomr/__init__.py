@@ -2,7 +2,8 @@
 
 Methods ``atomr`` and the baselines ``atomr_standard``, ``atomr_cot``,
 ``atomr_standard_rag``; datasets ``atomr_hotpotqa``, ``atomr_2wiki``,
-``atomr_musique``, ``atomr_crag``, ``atomr_blendqa``; metric ``atomr_qa``.
+``atomr_musique``, ``atomr_crag``, ``atomr_blendqa``. Its metric ``atomr_qa`` is in
+scorers/atomr/.
 """
 
 from conflict_eval import hookimpl
@@ -22,10 +23,3 @@ def conflict_eval_register_datasets():
 
     return {"atomr_hotpotqa": atomr_hotpotqa, "atomr_2wiki": atomr_2wiki,
             "atomr_musique": atomr_musique, "atomr_crag": atomr_crag, "atomr_blendqa": atomr_blendqa}
-
-
-@hookimpl
-def conflict_eval_register_metrics():
-    from .scorer import atomr_qa
-
-    return {"atomr_qa": atomr_qa}

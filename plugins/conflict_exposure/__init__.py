@@ -1,4 +1,5 @@
-"""Plugin: Conflict Exposure ("The Collision of Blades...", Algorithms 1-3) with its ablations."""
+"""Plugin: Conflict Exposure ("The Collision of Blades...", Algorithms 1-3) with its ablations
+(its ``triplet_parsing`` metric is in scorers/conflict_exposure/)."""
 
 from conflict_eval import hookimpl
 
@@ -8,10 +9,3 @@ def conflict_eval_register_methods():
     from .solver import conflict_exposure
 
     return {"conflict_exposure": conflict_exposure}
-
-
-@hookimpl
-def conflict_eval_register_metrics():
-    from .scorer import triplet_parsing
-
-    return {"triplet_parsing": triplet_parsing}

@@ -34,8 +34,6 @@ from dataclasses import dataclass
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageUser, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import StoreModel
-from pydantic import Field
 
 from conflict_eval.answers.failures import generate_state
 from conflict_eval.kb.shared import shared_generate
@@ -47,6 +45,7 @@ from conflict_eval.kb.rag import (
     record_retrieval,
     sample_retriever,
 )
+from conflict_eval.scorers.conflict_exposure.store import ConflictExposureStore
 
 from .expansion import Expanded, information_expansion, re_retrieval
 from .parse import format_triplets, parse_question_list, parse_triplets, says_no_conflicts, triplet_key
@@ -60,38 +59,6 @@ from .prompts import (
 )
 
 EXPANSIONS = ("ours", "none", "reans", "reknow")
-
-
-class ConflictExposureStore(StoreModel):
-    """Everything the method did for one sample (shown in ``inspect view``)."""
-
-    expansion: str = ""
-    rewritten_queries: list[str] = Field(default_factory=list)
-    split_reply: str | None = None
-    split_questions: list[str] = Field(default_factory=list)
-    split_parse_failure: str | None = None
-    reans_answer: str | None = None
-    """The ReAns short answer (the span :func:`conflict_eval.answers.span.read_span` isolates)."""
-    reans_parse_failure: str | None = None
-    """Why no short answer could be isolated from the ReAns reply (then no answer query)."""
-    doc_sources: dict[str, str] = Field(default_factory=dict)
-    triplets: dict[str, list[list[str]]] = Field(default_factory=dict)
-    rejected_items: dict[str, list[str]] = Field(default_factory=dict)
-    recovered_items: dict[str, list[list[str]]] = Field(default_factory=dict)
-    """Triplets recovered from items of more than three elements, by document."""
-    ignored_items: dict[str, list[str]] = Field(default_factory=dict)
-    """Placeholder items that restate the format ("(subject, predicate, object)"), by document."""
-    extraction_failures: dict[str, str] = Field(default_factory=dict)
-    conflict_reply: str | None = None
-    conflicts: list[list[str]] = Field(default_factory=list)
-    no_conflicts: bool = False
-    """The detection reply said there are none (``[]`` or prose)."""
-    conflict_parse_failure: str | None = None
-    annotations: dict[str, str] = Field(default_factory=dict)
-    model_calls: int = 0
-    """Model calls this sample made (the final answer included)."""
-    shared_calls: int = 0
-    """Calls whose output this sample reused from its ``negatives=true`` sibling (not made)."""
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from conflict_eval.records.download import github_file
+from conflict_eval.scorers.conflictscore.detection import CONFLICT, NO_CONFLICT
 from conflict_eval.records import (
     LETTERS,
     BadField,
@@ -51,7 +52,6 @@ from conflict_eval.records import (
 logger = logging.getLogger(__name__)
 
 CLAIM_TEMPLATE = 'The answer to the question "{question}" is: {answer}.'
-CONFLICT, NO_CONFLICT = "Conflict", "No Conflict"
 
 KRE_REPO = "yingjiahao14/KRE"
 KRE_COMMIT = "fb170442ea942439c01cf8d105d935a4b80facc3"

@@ -1,5 +1,6 @@
 """Plugin: ConflictQA (Xie et al., ICLR 2024, "Adaptive Chameleon or Stubborn Sloth"):
-a model's own memory against a coherent counter-memory, and the memorization ratio."""
+a model's own memory against a coherent counter-memory (the memorization ratio is
+in scorers/conflictqa/)."""
 
 from conflict_eval import hookimpl
 
@@ -16,10 +17,3 @@ def conflict_eval_register_methods():
     from .solver import conflictqa_mc
 
     return {"conflictqa_mc": conflictqa_mc}
-
-
-@hookimpl
-def conflict_eval_register_metrics():
-    from .scorer import memorization_ratio
-
-    return {"memorization_ratio": memorization_ratio}

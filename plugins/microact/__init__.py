@@ -1,5 +1,5 @@
-"""Plugin: Micro-Act (Huo et al., ACL 2025), its trajectory/cost metric and the
-over-rationalization ratio (Appendix B, Figure 8; model-graded, prompt ours)."""
+"""Plugin: Micro-Act (Huo et al., ACL 2025). Its metrics (trajectory and cost, the
+over-rationalization ratio) are in scorers/microact/."""
 
 from conflict_eval import hookimpl
 
@@ -9,11 +9,3 @@ def conflict_eval_register_methods():
     from .solver import microact
 
     return {"microact": microact}
-
-
-@hookimpl
-def conflict_eval_register_metrics():
-    from .overrationalization import overrationalization
-    from .scorer import microact_trajectory
-
-    return {"microact_trajectory": microact_trajectory, "overrationalization": overrationalization}

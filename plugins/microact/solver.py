@@ -33,13 +33,13 @@ from typing import Any
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import StoreModel, span
-from pydantic import Field
+from inspect_ai.util import span
 
 from conflict_eval.answers import loggable_output
 from conflict_eval.answers.failures import checked
 from conflict_eval.kb.answer import finish_prefilled_answer
 from conflict_eval.records import ConflictQA
+from conflict_eval.scorers.microact.stores import MicroActStore
 
 from . import prompts as P
 from .parse import ACTIONS, EVIDENCE_VARIABLE, parse_assert, parse_steps, parse_turn, word_count
@@ -63,40 +63,6 @@ _EXAMPLES = {
     "assert": 'assert(state_left="...", state_right="...")',
     "terminate": "terminate()",
 }
-
-
-class MicroActStore(StoreModel):
-    """Per-sample Micro-Act state (``state.store_as(MicroActStore)``)."""
-
-    turns: list[dict[str, Any]] = Field(default_factory=list)
-    """One entry per turn: turn, thought, call, action, args, observation,
-    error, forced_decompose, warm_start, conflict (assert verdict). ``thought``
-    is what the model wrote (empty when its reply has only an Action); on the
-    turn that starts with the paper's turn-4 thought, that pre-written text is
-    in ``prefilled_thought``."""
-    turns_used: int = 0
-    """All turns in the history: worked (warm start) plus model-chosen."""
-    worked_turns: int = 0
-    """Figure 17's worked turns 1-3, written by us and executed (warm start)."""
-    model_turns: int = 0
-    """Turns whose action the model chose (terminate and invalid replies included):
-    Algorithm 1's loop iterations t, the count Tables 3-4 report (see README)."""
-    action_counts: dict[str, int] = Field(default_factory=dict)
-    """Executed actions by name (forced splits count as ``decompose``)."""
-    decompose_count: int = 0
-    forced_decompose_count: int = 0
-    invalid_actions: int = 0
-    """Turns whose reply held no valid action."""
-    helper_parse_failures: int = 0
-    """Helper replies that could not be read (no 0/1 verdict, no sub-steps, empty)."""
-    stop_reason: str = ""
-    """``terminate`` or ``budget``."""
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    latency_seconds: float = 0.0
-    ablation: str = "none"
-    max_turns: int = 0
 
 
 def _turns_word(n: int) -> str:

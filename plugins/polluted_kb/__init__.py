@@ -1,4 +1,5 @@
-"""Plugin: the polluted HotpotQA knowledge base (Conflict Exposure §4.2-4.4) and its ACC/KRC metrics."""
+"""Plugin: the polluted HotpotQA knowledge base (Conflict Exposure §4.2-4.4); its ACC/KRC
+metrics are in scorers/conflict_exposure/."""
 
 from conflict_eval import hookimpl
 
@@ -8,10 +9,3 @@ def conflict_eval_register_datasets():
     from .dataset import polluted_kb
 
     return {"polluted_kb": polluted_kb}
-
-
-@hookimpl
-def conflict_eval_register_metrics():
-    from .scorer import knowledge_recall, yes_no_accuracy
-
-    return {"yes_no_accuracy": yes_no_accuracy, "knowledge_recall": knowledge_recall}

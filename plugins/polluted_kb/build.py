@@ -44,7 +44,9 @@ from conflict_eval.records import BadField, ConflictQA, Passage, Row, convert_ro
 
 from conflict_eval.kb.format import POLLUTION_TYPES, KBDocument, KBMeta, KBQuestion, PollutedKB, Prescreen
 from conflict_eval.kb.rag import QUESTION_TEMPLATE, format_documents, yes_no_prompt  # noqa: F401
-from .parse import TARGET_REJECTIONS, limit_words, parse_target, parse_yes_no
+from conflict_eval.answers.yes_no import parse_yes_no
+
+from .parse import TARGET_REJECTIONS, limit_words, parse_target
 from .prompts import (
     POISONEDRAG_TEMPLATE,
     TARGET_TEMPLATE,

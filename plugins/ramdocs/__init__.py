@@ -1,4 +1,5 @@
-"""Plugin: RAMDocs (Wang et al. 2025, arXiv 2504.13079) and its strict exact match."""
+"""Plugin: the RAMDocs dataset (Wang et al. 2025, arXiv 2504.13079); its strict exact
+match ``strict_em`` is in scorers/ramdocs/."""
 
 from conflict_eval import hookimpl
 
@@ -8,10 +9,3 @@ def conflict_eval_register_datasets():
     from .dataset import ramdocs
 
     return {"ramdocs": ramdocs}
-
-
-@hookimpl
-def conflict_eval_register_metrics():
-    from .scorer import ramdocs_strict_em
-
-    return {"strict_em": ramdocs_strict_em}

@@ -67,7 +67,7 @@ def atomr(
     """
     from conflict_eval.plugins.atomr import dataset as ds
     from conflict_eval.plugins.atomr import solver as sv
-    from conflict_eval.plugins.atomr.scorer import atomr_qa
+    from conflict_eval.scorers.atomr.scorer import atomr_qa
 
     if dataset not in DATASETS:
         raise ValueError(f"dataset={dataset!r}; expected one of {', '.join(DATASETS)}")

@@ -65,7 +65,8 @@ def conflictbench(
             alternating, so ``--limit n`` (n >= 2) sees both labels.
         seed: seed for the Appendix A recipe and the shuffle.
     """
-    from conflict_eval.plugins.conflictbench.detect import conflict_detection, detect_conflict
+    from conflict_eval.plugins.conflictbench.detect import detect_conflict
+    from conflict_eval.scorers.conflictscore.detection import conflict_detection
     from conflict_eval.records import build_dataset
 
     names = [s.strip() for s in subsets.split(",")] if isinstance(subsets, str) else list(subsets)

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from pathlib import Path
 
 from conflict_eval.records import ConflictQA, Passage, Row, convert_rows, read_json_or_jsonl
+from conflict_eval.scorers.conflictscore.truthfulqa import key_entity, mentions
 
 
 def _statements(value: str) -> list[str]:
@@ -227,58 +227,6 @@ def search_results_file(path: str | Path, k: int = 10) -> dict[str, list[dict]]:
 
 
 # --------------------------------------------------------------------------- key entity
-
-_STOP = set("""a an the of in on at to for from by with about as into over under after before between is are was
-were be been being do does did doing have has had what which who whom whose when where why how if you your yours
-i me my we our us it its this that these those there their they them he she his her him can could should would
-will shall may might must than then so such not no yes or and but all any some most more many much very one
-happens happen happened typically really actually ever still just only also""".split())
-
-
-def key_entity(question: str) -> str:
-    """The question's key entity, by a simple heuristic (recorded per sample
-    so it can be audited): the longest run of capitalised words after the
-    first word, joined across "of", "the", "and" (``Declaration of
-    Independence``; a capitalised word right after a quote mark does not
-    count); without one, the longest content word not ending in -ed/-ing
-    (ties: the last), e.g. ``watermelon`` in "What happens to you if you
-    eat watermelon seeds?".
-
-    >>> key_entity("What did the Emancipation Proclamation do?"), key_entity("What happens if you eat watermelon seeds?")
-    ('Emancipation Proclamation', 'watermelon')
-    """
-    tokens = [(m.group(), question[max(0, m.start() - 1):m.start()])
-              for m in re.finditer(r"[A-Za-z0-9][A-Za-z0-9.'’\-]*[A-Za-z0-9]|[A-Za-z0-9]", question)]
-    runs: list[list[str]] = []
-    current: list[str] = []
-    for i, (w, before) in enumerate(tokens):
-        proper = i > 0 and w[0].isupper() and before not in "\"“'‘"
-        if proper:
-            current.append(w)
-        elif current and w.lower() in ("of", "the", "and") and i + 1 < len(tokens) and tokens[i + 1][0][0].isupper():
-            current.append(w)  # "Declaration of Independence", "Snow White and the Seven Dwarfs"
-        elif current:
-            runs.append(current)
-            current = []
-    if current:
-        runs.append(current)
-    if runs:
-        return " ".join(max(runs, key=len))
-    content = [w for w, _ in tokens if w.lower() not in _STOP and not w[0].isdigit()]
-    nouns = [w for w in content if not w.lower().endswith(("ed", "ing"))] or content
-    if not nouns:
-        return ""
-    best = max(len(w) for w in nouns)
-    return [w for w in nouns if len(w) == best][-1]
-
-
-def mentions(text: str, entity: str) -> bool:
-    """Every content word of ``entity`` starts a word of ``text``
-    (case-insensitive; ``watermelon`` matches "watermelons")."""
-    words = [w for w in entity.lower().split() if w not in _STOP] or entity.lower().split()
-    low = text.lower()
-    return bool(words) and all(re.search(r"(?<![a-z0-9])" + re.escape(w), low) for w in words)
-
 
 def key_entity_counts(documents: dict[str, list[dict]]) -> dict:
     """Per run: how many retrieved documents mention their question's key entity."""

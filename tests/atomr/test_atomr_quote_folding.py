@@ -5,7 +5,7 @@ import pytest
 from inspect_ai.scorer import SampleScore, Score
 
 from conflict_eval.answers.text_metrics import token_f1
-from conflict_eval.plugins.atomr.scorer import atomr_means
+from conflict_eval.scorers.atomr.scorer import atomr_means
 
 
 def test_f1_and_authors_f1():

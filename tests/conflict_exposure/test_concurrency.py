@@ -9,7 +9,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import GenerateConfig, ModelAPI, get_model, modelapi
 
-from conflict_eval.plugins.conflict_exposure.solver import ConflictExposureStore
+from conflict_eval.scorers.conflict_exposure.store import ConflictExposureStore
 from conflict_eval.plugins.robustrag.solver import RobustRAGStore
 from conflict_eval.testing import scripted_output
 

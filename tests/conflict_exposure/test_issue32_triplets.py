@@ -7,7 +7,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 from conflict_eval.plugins.conflict_exposure.parse import parse_triplets, says_no_conflicts
-from conflict_eval.plugins.conflict_exposure.solver import ConflictExposureStore
+from conflict_eval.scorers.conflict_exposure.store import ConflictExposureStore
 from conflict_eval.testing import scripted_model
 
 KATRI = ("Katri, Girl of the Meadows", "is", "anime series")

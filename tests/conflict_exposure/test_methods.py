@@ -15,7 +15,8 @@ from conflict_eval.plugins.conflict_exposure.prompts import (
     NO_CONFLICT_ANNOTATION,
     SPLIT_TEMPLATE,
 )
-from conflict_eval.plugins.conflict_exposure.solver import ConflictExposureStore, annotate
+from conflict_eval.plugins.conflict_exposure.solver import annotate
+from conflict_eval.scorers.conflict_exposure.store import ConflictExposureStore
 from conflict_eval.retrieval import Hit
 from conflict_eval.testing import scripted_model
 

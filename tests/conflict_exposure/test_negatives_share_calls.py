@@ -7,7 +7,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import GenerateConfig, ModelOutput
 
 from conflict_eval.plugins.astuterag.solver import AstuteRAGStore
-from conflict_eval.plugins.conflict_exposure.solver import ConflictExposureStore
+from conflict_eval.scorers.conflict_exposure.store import ConflictExposureStore
 from conflict_eval.kb.shared import shared_generate
 from conflict_eval.plugins.robustrag.solver import RobustRAGStore
 from conflict_eval.testing import scripted_model

@@ -9,7 +9,7 @@ from conflict_eval.testing import scripted_model
 
 @pytest.mark.parametrize("name", list(PATHOLOGICAL_REPLIES))
 def test_conflict_exposure_survives_pathological_replies(name, small_kb, log_dir):
-    from conflict_eval.plugins.conflict_exposure.solver import ConflictExposureStore
+    from conflict_eval.scorers.conflict_exposure.store import ConflictExposureStore
 
     reply = PATHOLOGICAL_REPLIES[name]
     [log] = inspect_eval("conflict_eval/conflict_exposure", task_args={"path": str(small_kb), "retriever": "bm25"},

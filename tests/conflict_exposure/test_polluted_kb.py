@@ -13,7 +13,8 @@ from conflict_eval.plugins.polluted_kb.build import (
 )
 from conflict_eval.plugins.polluted_kb.dataset import polluted_kb
 from conflict_eval.kb.format import read_kb, save_kb
-from conflict_eval.plugins.polluted_kb.parse import parse_target, parse_yes_no
+from conflict_eval.answers.yes_no import parse_yes_no
+from conflict_eval.plugins.polluted_kb.parse import parse_target
 from conflict_eval.kb.rag import QUESTION_TEMPLATE
 from conflict_eval.records import DatasetError
 from conflict_eval.testing import scripted_model
@@ -218,7 +219,8 @@ async def test_krc_golden_values():
     from inspect_ai.scorer import Target
     from inspect_ai.solver import TaskState
 
-    from conflict_eval.plugins.polluted_kb.scorer import RetrievalStore, knowledge_recall
+    from conflict_eval.kb.rag import RetrievalStore
+    from conflict_eval.scorers.conflict_exposure.accuracy import knowledge_recall
 
     scorer = knowledge_recall()
     values = []

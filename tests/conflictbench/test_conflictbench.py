@@ -7,14 +7,12 @@ import pytest
 from inspect_ai import eval
 
 from conflict_eval.plugins.conflictbench.dataset import (
-    CONFLICT,
-    NO_CONFLICT,
     kre_records,
     macnoise_records,
     make_claim,
 )
-from conflict_eval.plugins.conflictbench.detect import UNDETERMINED, decide, detection_metrics
 from conflict_eval.records import DatasetError
+from conflict_eval.scorers.conflictscore.detection import CONFLICT, NO_CONFLICT, UNDETERMINED, decide, detection_metrics
 from conflict_eval.testing import scripted_model
 
 
@@ -90,7 +88,8 @@ def test_a_perfect_run_without_conflict_items_has_undefined_precision_recall_f1(
     from inspect_ai import Task
     from inspect_ai.dataset import MemoryDataset
 
-    from conflict_eval.plugins.conflictbench.detect import conflict_detection, detect_conflict
+    from conflict_eval.plugins.conflictbench.detect import detect_conflict
+    from conflict_eval.scorers.conflictscore.detection import conflict_detection
     from conflict_eval.tasks.conflictbench.task import conflictbench
 
     full = conflictbench(subsets="kre_ecqa", path=str(shared_data / "kre_ecqa" / "sample.jsonl"))

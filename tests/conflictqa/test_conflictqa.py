@@ -10,7 +10,7 @@ from inspect_ai import eval as inspect_eval
 
 from conflict_eval.records.download import DownloadError
 from conflict_eval.plugins.conflictqa.dataset import SETTINGS, conflictqa
-from conflict_eval.plugins.conflictqa.metrics import summary
+from conflict_eval.scorers.conflictqa.metrics import summary
 from conflict_eval.plugins.conflictqa.solver import format_prompt
 from conflict_eval.records import ConflictQA, DatasetError
 from conflict_eval.testing import scripted_model

@@ -11,7 +11,8 @@ from inspect_ai.solver import generate
 
 from conflict_eval.scorers.conflictscore.regenerate import RegenerationStore, conflict_regenerate
 from conflict_eval.tasks.truthfulqa_conflict.dataset import build_corpus, truthfulqa_records
-from conflict_eval.tasks.truthfulqa_conflict.task import improve_harm, truthfulqa_conflict
+from conflict_eval.scorers.conflictscore.truthfulqa import improve_harm
+from conflict_eval.tasks.truthfulqa_conflict.task import truthfulqa_conflict
 from conflict_eval.testing import scripted_model
 
 

@@ -3,7 +3,7 @@
 import pytest
 from inspect_ai.scorer import SampleScore, Score
 
-from conflict_eval.plugins.microact.scorer import MEAN_KEYS, cost_usd, trajectory_summary
+from conflict_eval.scorers.microact.trajectory import MEAN_KEYS, cost_usd, trajectory_summary
 
 
 def test_cost_reproduces_table_4():

@@ -10,7 +10,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.scorer import SampleScore, Score
 
 from conflict_eval.plugins.microact.analysis import overrationalization_rows
-from conflict_eval.plugins.microact.overrationalization import (
+from conflict_eval.scorers.microact.overrationalization import (
     count,
     count_by_conflict_type,
     overrationalization,
@@ -18,7 +18,7 @@ from conflict_eval.plugins.microact.overrationalization import (
     ratio,
     ratio_by_conflict_type,
 )
-from conflict_eval.plugins.microact.parse import parse_verdict
+from conflict_eval.scorers.microact.parse import parse_verdict
 from conflict_eval.testing import scripted_model
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "conflictbank" / "qa_dataset_handwritten.jsonl"

@@ -9,7 +9,7 @@ import json
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from conflict_eval.plugins.ramdocs.metrics import strict_em_parts
+from conflict_eval.scorers.ramdocs.metrics import strict_em_parts
 from conflict_eval.testing import scripted_model
 
 GOLD = ["Wulfsige's farm", "Wulfric's tūn"]

@@ -7,7 +7,7 @@ import math
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from conflict_eval.plugins.ramdocs.metrics import breakdown, strict_em, strict_em_parts
+from conflict_eval.scorers.ramdocs.metrics import breakdown, strict_em, strict_em_parts
 from conflict_eval.testing import scripted_model
 
 

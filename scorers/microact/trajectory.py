@@ -1,6 +1,6 @@
 """``microact_trajectory``: per-sample trajectory and cost of Micro-Act runs.
 
-Reads :class:`~.solver.MicroActStore` (so it only makes sense on samples the
+Reads :class:`~.stores.MicroActStore` (so it only makes sense on samples the
 ``microact`` solver ran; other samples are an error naming the sample). Per
 sample the score value holds: ``turns`` (model-chosen turns, the count
 Tables 3-4 report), ``worked_turns`` (Figure 17's executed warm-start turns),
@@ -23,7 +23,7 @@ from collections import defaultdict
 from inspect_ai.scorer import SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from .solver import ABLATIONS, MicroActStore
+from .stores import MicroActStore
 
 ACTION_KEYS = ("knowledge_gen", "reason", "decompose", "assert", "terminate")
 MEAN_KEYS = ("turns", "worked_turns", "total_turns", *ACTION_KEYS, "forced_decompose", "invalid_actions", "helper_parse_failures",
@@ -137,4 +137,4 @@ def microact_trajectory(
     return score
 
 
-__all__ = ["ABLATIONS", "cost_usd", "microact_trajectory", "trajectory_summary"]
+__all__ = ["cost_usd", "microact_trajectory", "trajectory_summary"]

@@ -1,6 +1,7 @@
 """``triplet_parsing``: how well Conflict Exposure's extraction and detection replies were read.
 
-Per sample (from :class:`~.solver.ConflictExposureStore`) the value is a dict:
+Per sample (from :class:`~.store.ConflictExposureStore`, written by the
+``conflict_exposure`` method) the value is a dict:
 
 * ``items``: bracketed items in the extraction replies (read + rejected);
 * ``rejected``: items not read as a triplet (wrong element count, empty element);
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, metric, scorer
 from inspect_ai.solver import TaskState
+
+from .store import ConflictExposureStore
 
 
 def _pooled(scores: list[SampleScore], key: str) -> float:
@@ -59,7 +62,6 @@ def recovered_item_rate() -> Metric:
                  {"detection_failure": [mean()], "no_conflicts": [mean()]}])
 def triplet_parsing() -> Scorer:
     """Counts of read, recovered and rejected triplet items per sample."""
-    from .solver import ConflictExposureStore
 
     async def score(state: TaskState, target: Target) -> Score:
         store = state.store_as(ConflictExposureStore)

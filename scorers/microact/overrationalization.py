@@ -1,6 +1,6 @@
 """``overrationalization``: the over-rationalization ratio (Huo et al. §7.3,
 Appendix B, Figure 8), judged by a grader model with a prompt that is OURS
-(the paper prints none; see ``prompts.OVERRATIONALIZATION_TEMPLATE`` and
+(the paper prints none; see :data:`.prompts.OVERRATIONALIZATION_TEMPLATE` and
 plugins/microact/README.md).
 
 Per sample the grader reads the sample's reasoning trace (:func:`reasoning_trace`:
@@ -35,17 +35,17 @@ from inspect_ai.solver import TaskState
 from pydantic import ValidationError
 
 from conflict_eval.answers.failures import checked
+from conflict_eval.components.stores import BaselineStore
 from conflict_eval.records import ConflictQA
-
 from conflict_eval.scorers.conflictscore.panel import judge_panel
 
 from .parse import parse_verdict
 from .prompts import OVERRATIONALIZATION_CONFLICT, OVERRATIONALIZATION_TEMPLATE
+from .stores import MicroActStore
 
-# The method stores (microact.solver, baselines.solver) and the grader lookup are
-# imported where they are used: conflict_eval._registry imports this module so
-# that `inspect score --scorer conflict_eval/overrationalization` finds it, and
-# listing tasks must not load the solvers.
+# The grader lookup is imported where it is used: conflict_eval._registry imports
+# this module so that `inspect score --scorer conflict_eval/overrationalization`
+# finds it, and listing tasks must not load more than Inspect and the core.
 
 GROUP_KEY = "conflict_type"
 PLACEHOLDERS = ("{question}", "{options}", "{evidence}", "{conflict}", "{trace}")
@@ -127,10 +127,6 @@ def reasoning_trace(state: TaskState) -> tuple[str, str]:
     * another baseline: each call's reply, by phase;
     * otherwise the final reply.
     """
-    from conflict_eval.components.stores import BaselineStore
-
-    from .solver import MicroActStore
-
     mact = state.store_as(MicroActStore)
     if mact.max_turns:
         parts = []

@@ -1,7 +1,7 @@
 """ACC and KRC of Conflict Exposure §4.6.
 
 * ``yes_no_accuracy``: the reply is read by partial match for yes/no
-  (:func:`~.parse.parse_yes_no`); accuracy counts a parse failure as wrong
+  (:func:`conflict_eval.answers.yes_no.parse_yes_no`); accuracy counts a parse failure as wrong
   and ``parse_failure`` counts it separately.
 * ``knowledge_recall`` (KRC): 1 when the method's final retrieved document
   set (recorded in :class:`RetrievalStore`) contains every gold supporting
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from inspect_ai.scorer import Score, Scorer, Target, accuracy, mean, scorer, stderr
 from inspect_ai.solver import TaskState
-from conflict_eval.kb.rag import RetrievalStore
 
-from .parse import parse_yes_no
+from conflict_eval.answers.yes_no import parse_yes_no
+from conflict_eval.kb.rag import RetrievalStore
 
 
 @scorer(metrics={"accuracy": [accuracy(), stderr()], "parse_failure": [mean()]})
