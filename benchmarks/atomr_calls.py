@@ -74,7 +74,7 @@ def run_chunk(method: str, start: int, end: int, model: str, tree_tokens: int, o
     for s in log.samples:
         cost = sample_cost(s)
         store = s.store
-        prefix = "AtomRStore" if method == "atomr" else "BaselineStore"
+        prefix = "AtomRStore" if method == "atomr" else "AtomRBaselineStore"
         rows.append({
             "id": s.id, "llm_calls": cost.calls,
             "llm_calls_by_step": store.get(f"{prefix}:llm_calls") or {"answer": cost.calls},
@@ -85,7 +85,7 @@ def run_chunk(method: str, start: int, end: int, model: str, tree_tokens: int, o
             "planner_fallback": store.get("AtomRStore:planner_fallback"),
             "plan_error": store.get("AtomRStore:plan_error"),
             "parse_failures": store.get("AtomRStore:parse_failures") or (
-                {"answer": 1} if store.get("BaselineStore:parse_error") else {}),
+                {"answer": 1} if store.get("AtomRBaselineStore:parse_error") else {}),
             "prediction": s.output.completion,
             "f1": s.scores["atomr_qa"].value["f1"], "seconds": cost.seconds,
         })

@@ -235,7 +235,7 @@ def test_atomr_runs_against_an_index_dir_and_records_the_setting(shared_data, tm
     assert text["backend"] == "bm25 index" and text["corpus_sha256"] == hashlib.sha256(corpus.read_bytes()).hexdigest()
     # the index was searched; no term of the HotpotQA question is in its 5 toy passages, so BM25
     # returns nothing (never the first passages) and the prompt says so
-    assert log.samples[0].store["BaselineStore:retriever_calls"] == {"text": 1}
+    assert log.samples[0].store["AtomRBaselineStore:retriever_calls"] == {"text": 1}
     prompt = log.samples[0].messages[0].text
     assert "(no knowledge retrieved)" in prompt and not any(row["text"] in prompt for row in ROWS)
 

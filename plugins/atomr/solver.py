@@ -334,7 +334,10 @@ def parse_closed_book(reply: str, style: str) -> str | None:
     return line or None
 
 
-class BaselineStore(StoreModel):
+class AtomRBaselineStore(StoreModel):
+    """What an AtomR baseline (closed-book or standard RAG) did on one sample; its own
+    name, so its keys never mix with the Micro-Act baselines' ``BaselineStore``."""
+
     reply: str = ""
     retrieval_errors: int = 0
     parse_error: str | None = None
@@ -353,7 +356,7 @@ def _closed_book(style: str, template: str, max_tokens: int) -> Solver:
         cap = max_tokens_cap(model)
         budget = max_tokens if cap is None else max(1, min(max_tokens, cap))
         out = await generate_checked(model, prompt, "AtomR", config=GenerateConfig(max_tokens=budget))
-        store = state.store_as(BaselineStore)
+        store = state.store_as(AtomRBaselineStore)
         store.reply = out.completion
         answer = parse_closed_book(out.completion, style)
         if answer is None:
@@ -400,7 +403,7 @@ def atomr_standard_rag(
         srcs = build_sources(names, record, text_corpus=text_corpus, kg_triples=kg_triples,
                              web_pages=web_pages, web_api=web_api, retriever=retriever)
         ex = Executor(model, srcs, k=k)
-        store = state.store_as(BaselineStore)
+        store = state.store_as(AtomRBaselineStore)
         try:
             hits = await ex.retrieve(record.question, names)
         finally:

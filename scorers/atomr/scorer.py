@@ -64,8 +64,8 @@ def atomr_qa() -> Scorer:
         extra = (state.metadata or {}).get("extra") or {}
         store = state.store
         failures = store.get("AtomRStore:parse_failures") or {}
-        baseline_error = store.get("BaselineStore:parse_error")
-        retrieval_errors = store.get("AtomRStore:retrieval_errors", store.get("BaselineStore:retrieval_errors", 0))
+        baseline_error = store.get("AtomRBaselineStore:parse_error")
+        retrieval_errors = store.get("AtomRStore:retrieval_errors", store.get("AtomRBaselineStore:retrieval_errors", 0))
         return Score(value=value, answer=prediction,
                      explanation=f"f1={value['f1']:.3f} against {golds}",
                      metadata={"category": extra.get("category"), "parse_failures": failures,

@@ -107,7 +107,7 @@ def test_a_dead_search_server_ends_the_run_in_error_by_default(shared_data, log_
         model=failing_model(set())[0], limit=2, log_dir=log_dir, display="none")
     assert log.status == "error"
     assert "knowledge source 'text'" in log.error.message
-    assert all(s.store.get("BaselineStore:retrieval_errors") == 1 for s in log.samples or [])
+    assert all(s.store.get("AtomRBaselineStore:retrieval_errors") == 1 for s in log.samples or [])
 
 
 # --------------------------------------------------------------------------
@@ -150,6 +150,6 @@ def test_cli_standard_rag_sources_and_corpus_lists(shared_data, tmp_path):
                       "-T", "method=atomr_standard_rag", "-T", "sources=text,kg",
                       "-T", f"text_corpus={hotpot},{musique}", "--limit", "1")
     [s] = log["samples"]
-    assert s["store"]["BaselineStore:retriever_calls"] == {"text": 1, "kg": 1}
+    assert s["store"]["AtomRBaselineStore:retriever_calls"] == {"text": 1, "kg": 1}
     text = log["eval"]["metadata"]["retrieval"]["sources"]["text"]
     assert text["corpus"] == f"{hotpot}, {musique}" and text["pooled_from_dataset"] is False

@@ -65,7 +65,7 @@ def test_cot_baseline_counts_parse_failures(shared_data, log_dir):
                       "path": str(shared_data / "2wikimultihopqa_atomr" / "sample.jsonl")}, log_dir, 2)
     s0, s1 = sorted(log.samples, key=lambda s: s.id != "8974f9a00bb011ebab90acde48001122")
     assert s0.output.completion == "Crown Prince Hyomyeong" and s0.scores["atomr_qa"].value["f1"] == 1.0
-    assert s1.output.completion == "" and s1.store["BaselineStore:parse_error"]
+    assert s1.output.completion == "" and s1.store["AtomRBaselineStore:parse_error"]
     assert s1.scores["atomr_qa"].metadata["parse_error"]
 
 
@@ -74,7 +74,7 @@ def test_standard_rag_retrieves_once_from_every_source(shared_data, log_dir):
     log = run(model, {"dataset": "blendqa", "method": "atomr_standard_rag",
                       "path": str(shared_data / "blendqa" / "sample.jsonl")}, log_dir, 1)
     store = log.samples[0].store
-    assert store["BaselineStore:retriever_calls"] == {"text": 1, "kg": 1}
+    assert store["AtomRBaselineStore:retriever_calls"] == {"text": 1, "kg": 1}
     prompt = model.script.calls[0][-1].text.split("Your Question.")[-1]
     assert "Wikipedia Passages: [1]" in prompt and "Question: What caused the residents" in prompt
 
