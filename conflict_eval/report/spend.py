@@ -37,24 +37,22 @@ def log_cost(model_usage: dict[str, Any], cost_config: dict, prices: dict) -> fl
     return sample_cost_usd(usage, cost_config, prices)[0]
 
 
-def header_spend(model_usage: dict[str, Any], ran_batched: bool, cost_config: dict,
-                 prices: dict) -> dict[str, float | None]:
-    """``{model: $}`` of one log header's ``model_usage`` (None when unpriced), each model's
-    calls at its batch price when the log ran batched: Inspect prices the header at list
-    price. The page's ``$ total`` (:func:`cell_spend`) and the suite budget
-    (:func:`conflict_eval.runs.budget.spent_in_logs`) both count spend with this."""
-    from .batch_prices import batch_factor
+def header_spend(model_usage: dict[str, Any], batched: list[str] | set[str], cost_config: dict,
+                 prices: dict, *, upper_bound: bool = False) -> dict[str, float | None]:
+    """``{model: $}`` of one log header's ``model_usage`` (None when unpriced), the calls
+    of each model in ``batched`` (:func:`.batch_prices.batched_models`) at its batch price
+    (:func:`.batch_prices.batch_price`): Inspect prices the header at list price. The page's
+    ``$ total`` (:func:`cell_spend`) and the suite budget
+    (:func:`conflict_eval.runs.budget.spent_in_logs`, ``upper_bound=True``) both count spend with this."""
+    from .batch_prices import batch_price
 
-    out: dict[str, float | None] = {}
-    for model, usage in (model_usage or {}).items():
-        usd = log_cost({model: usage}, cost_config, prices)
-        out[model] = usd * batch_factor(model)[0] if usd is not None and ran_batched else usd
-    return out
+    return {model: batch_price(model, log_cost({model: usage}, cost_config, prices), model in batched,
+                               upper_bound=upper_bound)
+            for model, usage in (model_usage or {}).items()}
 
 
 def cell_spend(evals: dict[str, Any], records: list, cost_config: dict, prices: dict) -> dict[tuple, float | None]:
     """``{(model, task): $ total}`` over every log file of each cell (see module docstring)."""
-    from .batch_prices import batched
     from .grouping import row_key
 
     flushed: dict[str, float | None] = defaultdict(float)  # per log: its samples' usage (uuid once)
@@ -74,8 +72,7 @@ def cell_spend(evals: dict[str, Any], records: list, cost_config: dict, prices: 
         usage = ev.header.get("model_usage") or {}
         # (the flushed sample costs are at batch prices already, report.logs.at_batch_prices)
         if usage:
-            per_model = header_spend(usage, batched(ev.model, (ev.header.get("config") or {}).get("batch")),
-                                     cost_config, prices).values()
+            per_model = header_spend(usage, ev.header["batched_models"], cost_config, prices).values()
             cost = None if None in per_model else sum(per_model)
         else:
             cost = flushed.get(ev.log, 0.0)

@@ -83,13 +83,13 @@ def round_trips(method: str, options: dict[str, Any], calls_per_sample: float) -
 def batch_view(model: str, batch: Any, estimate, method: str, options: dict[str, Any],
                calls_per_sample: float | None = None) -> BatchView:
     """The batch view of one cell's :class:`~conflict_eval.runs.estimate.Estimate`."""
-    from conflict_eval.report.batch_prices import batch_factor, batched
+    from conflict_eval.report.batch_prices import batch_discount, batch_price, batched
 
-    factor, source = batch_factor(model)
     live = estimate.cost_usd
     calls = estimate.per_sample().calls if calls_per_sample is None else calls_per_sample
     trips, steps = round_trips(method, options, calls)
-    return BatchView(batched(model, batch), live, None if live is None else live * factor, source, trips, steps)
+    return BatchView(batched(model, batch), live, batch_price(model, live, True), batch_discount(model)[1],
+                     trips, steps)
 
 
 def _usd(x: float | None) -> str:
@@ -139,8 +139,8 @@ def render(rows: list[tuple[str, str, Any, BatchView]]) -> str:
     lines.append("")
     for key, n in sources.items():
         lines.append(f"[{n}] prices: {key}")
-    lines.append("$ batch = $ live x (1 - the provider's batch discount, conflict_eval/prices.yaml `batch:`); "
-                 "'run' says how the suite's model setting runs the cell.")
+    lines.append("$ batch = $ live x (1 - the provider's batch discount, conflict_eval/prices.yaml `batch:`), "
+                 "n/a where no discount is published; 'run' says how the suite's model setting runs the cell.")
     if notes:
         lines.append(f"* multi-turn: sequential batch round trips per sample, each waiting up to one "
                      f"{BATCH_WINDOW_HOURS:.0f} h completion window when batched:")

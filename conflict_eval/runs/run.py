@@ -166,22 +166,12 @@ def _prices_for(specs: list[ModelSpec], mcc) -> dict[str, Any]:
     return {m.model: model_price(m.model, mcc)[0] for m in specs}
 
 
-def batch_budget(cells: list[Cell]) -> tuple[dict[str, float], dict[str, float]]:
-    """For the budget: each batched model's batch price (a fraction of its list price) and the
-    dollars to reserve per call it submits (the largest estimated cost per call of its cells,
-    at the batch price). Live models are in neither."""
-    from conflict_eval.report.batch_prices import batch_factor, batched
+def cells_batch_budget(cells: list[Cell]) -> tuple[dict[str, Any], dict[str, float]]:
+    """:func:`conflict_eval.runs.budget.batch_budget` of a suite's cells."""
+    from conflict_eval.runs.budget import batch_budget
 
-    factors: dict[str, float] = {}
-    reserve: dict[str, float] = {}
-    for c in cells:
-        if not batched(c.model.model, c.model.batch):
-            continue
-        factors[c.model.model] = f = batch_factor(c.model.model)[0]
-        e = c.estimate
-        per_call = (e.cost_usd / e.calls) * f if e.cost_usd and e.calls else 0.0
-        reserve[c.model.model] = max(reserve.get(c.model.model, 0.0), per_call)
-    return factors, reserve
+    return batch_budget((c.model.model, c.model.batch, c.estimate.cost_usd / c.estimate.calls
+                         if c.estimate.cost_usd is not None and c.estimate.calls else None) for c in cells)
 
 
 def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | None = None,
@@ -218,8 +208,8 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
                              "(give --model-cost-config FILE in Inspect's format)")
     interrupted = None
     logs: list = []
-    factors, reserve = batch_budget(cells) if budget is not None else ({}, {})
-    with SigtermAsSigint() as term, budget_guard(budget, out_dir, prices, factors=factors, reserve=reserve) as guard, \
+    batch, reserve = cells_batch_budget(cells) if budget is not None else ({}, {})
+    with SigtermAsSigint() as term, budget_guard(budget, out_dir, prices, batch=batch, reserve=reserve) as guard, \
             inspect_verdict_muted():
         try:
             _, logs = eval_set([c.task for c in cells], log_dir=out_dir, model=None,

@@ -98,16 +98,12 @@ def plan_prices(plan: dict[str, Any]) -> dict[str, Any]:
     return {m["model"]: model_price(m["model"], mcc)[0] for m in plan["models"]}
 
 
-def plan_batch_budget(plan: dict[str, Any], cells: list[dict]) -> tuple[dict[str, float], dict[str, float]]:
-    """Batch price fractions and per-call reservations of the batched models (see runs/budget.py)."""
-    from conflict_eval.report.batch_prices import batch_factor, batched
+def plan_batch_budget(plan: dict[str, Any], cells: list[dict]) -> tuple[dict[str, Any], dict[str, float]]:
+    """:func:`conflict_eval.runs.budget.batch_budget` of a plan's cells."""
+    from conflict_eval.runs.budget import batch_budget
 
-    factors = {m["model"]: batch_factor(m["model"])[0] for m in plan["models"] if batched(m["model"], m.get("batch"))}
-    reserve: dict[str, float] = {}
-    for c in cells:
-        if c["model"] in factors:
-            reserve[c["model"]] = max(reserve.get(c["model"], 0.0), c.get("usd_per_call") or 0.0)
-    return factors, reserve
+    setting = {m["model"]: m.get("batch") for m in plan["models"]}
+    return batch_budget((c["model"], setting.get(c["model"]), c.get("list_usd_per_call")) for c in cells)
 
 
 def _remove_superseded(plan: dict[str, Any], mine: list[dict], statuses: list) -> None:
@@ -171,11 +167,11 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
     effective.write_text(json.dumps({**selection, "tasks": todo}, indent=2) + "\n", encoding="utf-8")
 
     suite = load_suite(plan["suite"])
-    factors, reserve = plan_batch_budget(plan, mine)
+    batch, reserve = plan_batch_budget(plan, mine)
     interrupted = None
     with SigtermAsSigint() as term, \
             budget_guard(budget, log_dir, plan_prices(plan) if budget is not None else {},
-                         factors=factors, reserve=reserve,
+                         batch=batch, reserve=reserve,
                          tasks={c["name"] for c in mine}, eval_set_id=plan["eval_set_id"]) as guard, \
             inspect_verdict_muted(), _cwd(plan_dir), _env("INSPECT_EVAL_SET_SELECTION", str(effective)), \
             _env("INSPECT_EVAL_SET_CAPTURE", None):

@@ -139,7 +139,7 @@ def test_budget_stops_a_batched_run_cleanly(tmp_path, monkeypatch):
     queued; a call that would pass the budget is never submitted. The stop waits for the
     submitted batch, so nothing is left running at the provider, and says what was sent."""
     from conflict_eval.runs.budget import read_stop
-    from conflict_eval.runs.run import batch_budget, build_cells
+    from conflict_eval.runs.run import build_cells, cells_batch_budget
 
     with BatchServer(_reply, delay=0.3, lifetime=200) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
@@ -147,9 +147,9 @@ def test_budget_stops_a_batched_run_cleanly(tmp_path, monkeypatch):
         suite = _suite(tmp_path, a="fake-g", b="fake-h")
         suite = type(suite)(**{**suite.__dict__, "models": suite.models[:1]})  # fake-g, batch size 4
         cells = build_cells(suite, connect=False, model_cost_config=suite.eval["model_cost_config"])
-        factors, reserve = batch_budget(cells)
+        batch, reserve = cells_batch_budget(cells)
         r = reserve["openai/fake-g"]
-        assert factors == {"openai/fake-g": 0.5} and r > 0
+        assert batch == {"openai/fake-g": {"size": 4, "send_delay": 0.3, "tick": 0.2}} and r > 0
         budget = 2.5 * r  # room for two reservations: the third call is held back
         run = run_suite(suite, tmp_path / "logs", display="none", budget=budget)
         assert srv.running() == []  # nothing left at the provider
