@@ -155,6 +155,12 @@ def _header(log) -> dict[str, Any]:
     })
 
 
+def cell_label(log) -> str:
+    """The task label of a log's cell, as :func:`_read_evals` names it."""
+    ev = log.eval
+    return task_key(ev.task_registry_name or ev.task, redact(ev.task_args_passed or {}), redact(ev.metadata or {})).label
+
+
 def _read_evals(paths: list[str], roots: list[Path]) -> dict[str, EvalFacts]:
     from inspect_ai.analysis import EvalColumn, evals_df
 
@@ -201,7 +207,11 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
         if not Path(log_dir).is_dir():
             raise ValueError(f"no such log directory {log_dir}")
         paths += [info.name for info in list_eval_logs(str(log_dir), recursive=True)]
-    stats: dict[str, Any] = {"logs": len(paths), "samples_read": 0}
+    from .spend import is_attempt
+
+    attempts = [p for p in paths if is_attempt(p)]  # superseded: counted in spend only (report.spend)
+    paths = [p for p in paths if not is_attempt(p)]
+    stats: dict[str, Any] = {"logs": len(paths), "samples_read": 0, "attempts": attempts, "kept": paths}
     if not paths:
         return [], {**stats, "evals": {}}
     evals = _read_evals(paths, [Path(d) for d in log_dirs])

@@ -187,15 +187,19 @@ def spent_in_logs(log_dir: str | Path, prices: dict[str, Any], *, tasks: set[str
     """Dollars the logs under ``log_dir`` record in their headers: every log
     file (:func:`conflict_eval.report.spend.header_spend`, so calls of cancelled
     samples and of attempts re-run after a resume count, as the page's
-    ``$ total`` counts them), at the batch price for logs that ran batched;
-    ``tasks`` / ``eval_set_id`` keep only those task names / that eval set
-    (one worker's share of a plan's shared folder)."""
+    ``$ total`` counts them), at the batch price for the models that ran
+    batched, plus the calls of superseded attempts set aside in ``attempts/``
+    (:func:`conflict_eval.report.spend.attempts_spend`); ``tasks`` /
+    ``eval_set_id`` keep only those task names / that eval set (one worker's
+    share of a plan's shared folder)."""
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     from conflict_eval.report.batch_prices import batched_models
-    from conflict_eval.report.spend import header_spend
+    from conflict_eval.report.spend import attempts_spend, header_spend, is_attempt
 
     total = 0.0
+    kept: list[str] = []
+    attempts: list[str] = []
     for info in list_eval_logs(str(log_dir), recursive=True):
         try:
             h = read_eval_log(info, header_only=True)
@@ -204,8 +208,14 @@ def spent_in_logs(log_dir: str | Path, prices: dict[str, Any], *, tasks: set[str
         if (tasks is not None and (h.eval.task_registry_name or h.eval.task) not in tasks) or (
                 eval_set_id is not None and h.eval.eval_set_id != eval_set_id):
             continue
+        if is_attempt(info.name):
+            attempts.append(info.name)
+            continue
+        kept.append(info.name)
         total += sum(usd or 0.0 for usd in header_spend(h.stats.model_usage or {}, batched_models(h), prices, {},
                                                         upper_bound=True).values())
+    for _, per_model in attempts_spend(attempts, kept, prices, {}, upper_bound=True):
+        total += sum(usd or 0.0 for usd in per_model.values())
     return total
 
 

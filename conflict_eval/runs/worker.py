@@ -106,19 +106,25 @@ def plan_batch_budget(plan: dict[str, Any], cells: list[dict]) -> tuple[dict[str
     return batch_budget((c["model"], setting.get(c["model"]), c.get("list_usd_per_call")) for c in cells)
 
 
-def _remove_superseded(plan: dict[str, Any], mine: list[dict], statuses: list) -> None:
-    """Once a cell is complete, the attempts it resumed from are superseded: the killed log
-    (removed by Inspect when it resumes it), the ``-recovered`` copy Inspect makes of a crashed
-    log, and any earlier unfinished attempt. ``eval_set`` cleans up after itself this way; a
-    selection-mode worker does not, so the worker does (only for its own cells, on a local folder)."""
+def _set_aside_superseded(plan: dict[str, Any], mine: list[dict], statuses: list) -> None:
+    """Once a cell is complete, the attempts it resumed from are superseded: the killed log,
+    the ``-recovered`` copy Inspect makes of a crashed log, and any earlier unfinished
+    attempt. They are moved into ``LOG_DIR/attempts/`` (only this worker's cells, on a
+    local folder): not results, but what their calls cost still counts
+    (:func:`conflict_eval.report.spend.attempts_spend`)."""
+    from conflict_eval.report.spend import ATTEMPTS
+
     if "://" in plan["log_dir"]:
         return
     keep = {(s.model, s.label): s.log for s in statuses if s.complete}
     names = {(c["name"], c["model"]): (c["model"], c["label"]) for c in mine}
+    aside = Path(plan["log_dir"]) / ATTEMPTS
     for name, h in _headers(plan["log_dir"], plan["eval_set_id"]):
         cell = names.get((h.eval.task_registry_name or h.eval.task, h.eval.model))
         if cell in keep and name != keep[cell] and not _complete(h):
-            Path(name.removeprefix("file://")).unlink(missing_ok=True)
+            path = Path(name.removeprefix("file://"))
+            aside.mkdir(exist_ok=True)
+            path.replace(aside / path.name)
 
 
 def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRun:
@@ -180,7 +186,7 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
         except KeyboardInterrupt:
             interrupted = "SIGINT"
     statuses = plan_statuses(plan, mine)
-    _remove_superseded(plan, mine, statuses)
+    _set_aside_superseded(plan, mine, statuses)
     left = [s for s in statuses if not s.complete]
     reason = None
     if left:
