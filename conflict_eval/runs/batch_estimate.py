@@ -148,17 +148,9 @@ def render(rows: list[tuple[str, str, Any, BatchView]]) -> str:
     return "\n".join(lines)
 
 
-def suite_advice(reason: str) -> str:
-    """A loader's advice, told as a suite takes it: suite commands take no ``-T``."""
-    import re
-
-    where = "`path: FILE` in that task's `args:` (a copy of the suite file; suite commands take no -T)"
-    return re.sub(r"(pass it with )?-T path=FILE", lambda m: ("set " if m.group(1) else "") + where, reason)
-
-
 def suite_rows(suite, *, shard=None, models=None, limit=None, model_cost_config=None):
     """``[(model, label, Estimate, BatchView, problem)]`` for every cell of a suite. A task
-    whose data cannot be loaded here (not downloaded, or it needs ``-T path=``) is still
+    whose data cannot be loaded here (not downloaded, or it needs a ``path``) is still
     listed, with no figures and the reason, so its round trips show."""
     from dataclasses import replace
 
@@ -173,7 +165,10 @@ def suite_rows(suite, *, shard=None, models=None, limit=None, model_cost_config=
             cells = build_cells(one, shard, models=specs, limit=limit, model_cost_config=model_cost_config,
                                 connect=False)
         except Exception as exc:  # noqa: BLE001 -- shown on the row; the rest of the suite is still estimated
-            reason = suite_advice((str(exc).splitlines() or [type(exc).__name__])[0])
+            from conflict_eval.records.errors import data_needed
+
+            needed = data_needed(exc)  # a loader's missing file, told as a suite gives it
+            reason = needed.render("suite") if needed else (str(exc).splitlines() or [type(exc).__name__])[0]
             method = str(spec.args.get("method") or spec.task.split("/")[-1])
             profiles = load_profiles()
             known = (profiles.get("methods") or {}).get(method)  # no guess for a method without a profile

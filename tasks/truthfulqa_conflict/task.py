@@ -337,7 +337,9 @@ def truthfulqa_conflict(
     )
 
     if not path:
-        raise ValueError("truthfulqa_conflict needs -T path=FILE (TruthfulQA binary-choice JSONL)")
+        from conflict_eval.records import DataNeeded
+
+        raise DataNeeded("truthfulqa_conflict", "required", "a TruthfulQA binary-choice JSONL file")
     options = replace(CONFLICTSCORE, claims=claims, labelling=labelling, backend=backend, nli_model=nli_model,
                       grader_max_tokens=grader_max_tokens, judge_repeats=judge_repeats, judge_swap=judge_swap,
                       judge_temperature=judge_temperature)
