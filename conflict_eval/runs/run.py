@@ -76,6 +76,7 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
     fall in ``shard`` is left out. ``connect=False`` (for estimates) builds
     no model objects, so no API key or model weights are needed."""
     from inspect_ai import task_with
+    from inspect_ai.dataset import MemoryDataset
     from inspect_ai.model import GenerateConfig, get_model
 
     from conflict_eval.report.endpoint import resolve_endpoint
@@ -113,7 +114,10 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
                     # the cut as the reproduce command states it (report.commands)
                     "selection": {"limit": _least(spec.limit, limit), "shard": list(shard) if shard else None}},
                     "conflict_eval_endpoint": {m.model: endpoint}}
-                kwargs: dict[str, Any] = {"dataset": samples, "config": config, "metadata": meta}
+                # a list would make Inspect's dataset nameless ("dataset: (samples)"): keep the loader's
+                dataset = MemoryDataset(samples, name=task.dataset.name, location=task.dataset.location,
+                                        shuffled=task.dataset.shuffled)
+                kwargs: dict[str, Any] = {"dataset": dataset, "config": config, "metadata": meta}
                 if model_obj is not None:
                     kwargs["model"] = model_obj
                 if spec.epochs is not None:
@@ -195,7 +199,9 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
         options["model_cost_config"] = register_costs(options["model_cost_config"])
     specs = models or suite.models
     check_endpoints(specs)  # bounded: an unreachable URL fails now, not after minutes of retries
-    cells = build_cells(suite, shard, models=specs, limit=limit, model_cost_config=options.get("model_cost_config"))
+    with inspect_verdict_muted():  # building the models prints Inspect's banner once per process
+        cells = build_cells(suite, shard, models=specs, limit=limit,
+                            model_cost_config=options.get("model_cost_config"))
     out_dir = shard_log_dir(log_dir, shard)
     if not cells:
         return SuiteRun(True, [], [], None, out_dir)
