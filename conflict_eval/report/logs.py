@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .done import is_done
-from .endpoint import redact
+from conflict_eval.components.endpoint import redact
 from .costs import _as_costs, load_prices, sample_cost_usd
 from .grouping import display_value, row_key, sample_group, task_key
 

@@ -79,7 +79,7 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
     from inspect_ai.dataset import MemoryDataset
     from inspect_ai.model import GenerateConfig, get_model
 
-    from conflict_eval.report.endpoint import resolve_endpoint
+    from conflict_eval.components.endpoint import model_endpoint, resolve_endpoint
     from conflict_eval.runs.estimate import estimate_built
     from conflict_eval.runs.registered import registered_tasks
 
@@ -92,8 +92,8 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
     for m in specs:
         model_obj = get_model(m.model, config=model_config(m), memoize=False,
                               **m.args) if connect else None  # not memoized: a client made for another URL
-        endpoint = resolve_endpoint(m.model, (model_obj.api.base_url if model_obj is not None else None)
-                                    or m.args.get("base_url"))
+        endpoint = model_endpoint(model_obj) if model_obj is not None else \
+            resolve_endpoint(m.model, m.args.get("base_url"))
         for spec in suite.tasks:
             for seed in spec.seeds:
                 task = registered[spec.task](**spec.args)  # a fresh Task: task_with changes it in place

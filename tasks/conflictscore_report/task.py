@@ -33,6 +33,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from conflict_eval.components.endpoint import active_endpoint
 from conflict_eval.answers.failures import generate_state
 from conflict_eval.components.catalog import dataset_record
 from conflict_eval.records import BadField, DataNeeded, Row, convert_rows, read_json_or_jsonl
@@ -167,7 +168,8 @@ def conflictscore_report(
         scorer=conflictscore(**asdict(options)),
         metrics={**SCORE_METRICS, "cs_c": groups, "cs_r": groups},
         name="conflictscore_report",
-        metadata={"records_used": len(items), "dropped_records": dropped, "dropped_total": sum(dropped.values()),
+        metadata={"conflict_eval_endpoint": active_endpoint(),  # the endpoint, as run
+                  "records_used": len(items), "dropped_records": dropped, "dropped_total": sum(dropped.values()),
                   "flags_used": dict(Counter(it["flags"] for it in items)),
                   "conflict_eval_provenance": {"dataset": dataset_record("conflictscore_report", dataset, path)}},
     )

@@ -48,6 +48,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 
+from conflict_eval.components.endpoint import active_endpoint
 from conflict_eval.answers.failures import generate_checked, generate_state
 from conflict_eval.components.catalog import dataset_record
 from conflict_eval.records import LETTERS, ConflictQA
@@ -388,7 +389,8 @@ def truthfulqa_conflict(
         solver=[conflict_regenerate(rag_answer(), **asdict(options)), control_rag_answer()],
         scorer=truthfulqa_settings(),
         name="truthfulqa_conflict",
-        metadata={"retrieval": retrieval, "dropped_records": dropped, "dropped_total": sum(dropped.values()),
+        metadata={"conflict_eval_endpoint": active_endpoint(),  # the endpoint, as run
+                  "retrieval": retrieval, "dropped_records": dropped, "dropped_total": sum(dropped.values()),
                   "conflict_eval_provenance": {"dataset": dataset_record("truthfulqa_conflict", samples, path)}},
     )
 
