@@ -1,9 +1,7 @@
 """Suites with `batch:` run through a provider's batch API: a two-model suite
-against a local OpenAI-compatible batch server (tests/batch_server.py)."""
+against a local OpenAI-compatible batch server (tests/openai_server.py)."""
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
@@ -12,8 +10,7 @@ from conflict_eval.runs import load_suite, run_suite
 from conflict_eval.runs.batching import BatchSettingError, check_batch, parse_batch_flag
 from conflict_eval.runs.spec import SuiteError
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from batch_server import BatchServer  # noqa: E402
+from openai_server import OpenAIServer
 
 PRICE = {"input": 2.0, "output": 8.0}  # USD per 1M tokens, list price of both fake models
 
@@ -48,7 +45,7 @@ def _suite(tmp_path, batch_b="true", a="fake-a", b="fake-b"):
 
 @pytest.fixture
 def server(monkeypatch):
-    srv = BatchServer(_reply, delay=0.3, lifetime=240).start()
+    srv = OpenAIServer(_reply, delay=0.3, lifetime=240).start()
     monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
     yield srv
@@ -116,7 +113,7 @@ def test_batched_suite_through_the_batches_endpoint(tmp_path, server):
 ])
 def test_failed_batch_becomes_sample_errors(tmp_path, monkeypatch, fail, models, message):
     """A rejected or expired batch is an error on each of its samples, never an answer."""
-    with BatchServer(_reply, delay=0.2, fail=fail, lifetime=120) as srv:
+    with OpenAIServer(_reply, delay=0.2, fail=fail, lifetime=120) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
         suite = _suite(tmp_path, batch_b="{size: 4, send_delay: 0.3, tick: 0.2}", a=models[0], b=models[1])
@@ -141,7 +138,7 @@ def test_budget_stops_a_batched_run_cleanly(tmp_path, monkeypatch):
     from conflict_eval.runs.budget import read_stop
     from conflict_eval.runs.run import build_cells, cells_batch_budget
 
-    with BatchServer(_reply, delay=0.3, lifetime=200) as srv:
+    with OpenAIServer(_reply, delay=0.3, lifetime=200) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
         suite = _suite(tmp_path, a="fake-g", b="fake-h")
@@ -174,7 +171,7 @@ def test_conflict_eval_run_batch_flag(tmp_path, monkeypatch):
     from conflict_eval.cli import main
 
     (tmp_path / "batch.yaml").write_text("size: 2\nsend_delay: 0.3\ntick: 0.2\n")
-    with BatchServer(_reply, delay=0.2, lifetime=120) as srv:
+    with OpenAIServer(_reply, delay=0.2, lifetime=120) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
         rc = main(["run", "--model", "openai/fake-e", "--batch", str(tmp_path / "batch.yaml"), "--limit", "2",

@@ -13,7 +13,7 @@ from conflict_eval.cli import main
 from conflict_eval.report import write_leaderboard
 from conflict_eval.components.endpoint import redact, redact_url, resolve_endpoint
 
-from .fake_openai import FakeOpenAI, free_port
+from openai_server import OpenAIServer, free_port
 
 OPENAI_SUITE = """
 name: oa
@@ -46,7 +46,7 @@ def _one_line_error(err: str) -> str:
 def test_missing_api_key(suites, monkeypatch, capsys):
     for var in KEY_VARS:
         monkeypatch.delenv(var, raising=False)
-    with FakeOpenAI() as srv:
+    with OpenAIServer() as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         code = main(["suite", "run", str(suites / "oa.yaml"), "--log-dir", str(suites / "logs"), "--display", "none"])
     line = _one_line_error(capsys.readouterr().err)
@@ -141,7 +141,7 @@ def test_redaction():
 def test_endpoint_from_the_environment_is_on_the_page_and_no_secret_anywhere(suites, monkeypatch, capsys, userinfo):
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     logs, out = suites / "logs", suites / "page"
-    with FakeOpenAI() as srv:
+    with OpenAIServer() as srv:
         url = srv.url.replace("http://", f"http://{userinfo}") + ("?api_key=SECRET" if userinfo else "")
         monkeypatch.setenv("OPENAI_BASE_URL", url)
         assert main(["suite", "run", str(suites / "oa.yaml"), "--log-dir", str(logs), "--display", "none"]) == 0
@@ -166,7 +166,7 @@ def test_base_url_flag_with_a_token_is_redacted_on_the_page(tmp_path, monkeypatc
 
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with FakeOpenAI() as srv:
+    with OpenAIServer() as srv:
         url = srv.url.replace("http://", "http://user:TOKEN@") + "?key=TOKEN"
         log, = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
                             model="openai/local-model", model_base_url=url, model_args={"responses_api": False},
@@ -202,7 +202,7 @@ def test_endpoint_from_the_environment_is_recorded_by_our_tasks(tmp_path, monkey
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     logs = tmp_path / "logs"
     model = f"openai/env-{how.split()[0]}"  # Inspect reuses a model (and its client's URL) per name in a process
-    with FakeOpenAI() as srv:
+    with OpenAIServer() as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url.replace("http://", "http://user:SECRET@") + "?key=SECRET")
         if how == "inspect eval":
             [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
