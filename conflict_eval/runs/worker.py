@@ -4,8 +4,9 @@ from the logs -- and a status of the whole plan from the shared log folder.
 
 The shared folder is flat: every worker writes its tasks' ``.eval`` logs into
 it (Inspect writes no ``eval-set.json`` in selection mode; the plan is the
-manifest). A worker that stops short records why in
-``LOG_DIR/worker-I-stop.json`` (same fields as ``suite-stop.json``).
+manifest); the attempts a resumed cell superseded go to ``LOG_DIR/attempts/``.
+A worker that stops short records why in ``LOG_DIR/worker-I-stop.json`` (same
+fields as ``suite-stop.json``).
 """
 
 from __future__ import annotations
