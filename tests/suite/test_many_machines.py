@@ -150,8 +150,12 @@ def test_a_killed_attempt_is_set_aside_and_its_calls_count(tmp_path):
     sel = tmp_path / "plan" / plan["workers"][0]["selection"]
     proc = _worker(tmp_path, sel)
     deadline = time.monotonic() + 300
-    while not (hold / "held").exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    while not (hold / "held").exists() and time.monotonic() < deadline:  # the event: a reply is held
+        try:
+            proc.wait(timeout=0.05)
+            break  # the worker ended before it held: fails below
+        except subprocess.TimeoutExpired:
+            pass
     assert (hold / "held").exists(), proc.communicate()[0]
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=60)
