@@ -1,9 +1,12 @@
 """Shared fixtures. Tests never touch the network."""
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # test helpers by name: `from openai_server import ...`
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

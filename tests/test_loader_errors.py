@@ -457,7 +457,7 @@ def bad_files(tmp_path):
     ("empty file", ["--dataset", "atomr_hotpotqa", "--path", "{empty}"], "file {empty}: the file is empty"),
     ("bad record", ["--dataset", "atomr_hotpotqa", "--path", "{bad}"],
      "record 'q2' (line 2) field 'answers_objects[0]'"),
-    ("no network", ["--dataset", "kre_ecqa"], "pass it with -T path=FILE"),
+    ("no network", ["--dataset", "kre_ecqa"], "give a local copy as -T path=FILE"),
 ])
 def test_cli_errors_are_short_with_exit_code_2(case, args, expected, bad_files, capsys):
     args = [a.format(**bad_files) for a in args]

@@ -1,7 +1,7 @@
 """Model and grader failures are errors, never text (issue 32, Deliver 2).
 
-A fault-injecting OpenAI-compatible server on 127.0.0.1 (``FaultServer``,
-below) answers chosen calls with an empty ``choices`` list, as some APIs do
+The test OpenAI-compatible server on 127.0.0.1 (``tests/openai_server.py``)
+answers chosen calls with an empty ``choices`` list, as some APIs do
 under load. Driven through Inspect's own ``openai/`` provider (a dummy key,
 ``model_base_url``), Micro-Act, MADAM-RAG and the ConflictScore grader must
 end the sample with an error (no score) and, under ``retry_on_error``, run
@@ -11,13 +11,11 @@ it again; no empty reply is ever scored. Nothing leaves the machine.
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from openai_server import OpenAIServer
 
 from conflict_eval.answers.failures import ModelOutputError, checked, output_failure
 from conflict_eval.testing import scripted_model, scripted_output
@@ -25,70 +23,21 @@ from conflict_eval.testing import scripted_model, scripted_output
 pytest.importorskip("openai", reason="the api extra (pip install 'conflict-eval[api]') is not installed")
 
 
-class FaultServer:
-    """An OpenAI chat-completions stand-in: ``reply(prompt)`` answers each call,
-    except the calls numbered in ``fail`` (1-based, over the server's life),
-    which get ``200`` with ``"choices": []``. ``prompts`` records every call's
-    last message; ``failed`` the prompts of the failed calls."""
-
-    def __init__(self, reply: Callable[[str], str], fail: Callable[[int, str], bool]):
-        self.reply, self.fail = reply, fail
-        self.prompts: list[str] = []
-        self.failed: list[str] = []
-        self._lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-                content = body.get("messages", [{}])[-1].get("content", "")
-                prompt = content if isinstance(content, str) else " ".join(p.get("text", "") for p in content)
-                with server._lock:
-                    server.prompts.append(prompt)
-                    n = len(server.prompts)
-                    empty = server.fail(n, prompt)
-                    if empty:
-                        server.failed.append(prompt)
-                choices = [] if empty else [{"index": 0, "finish_reason": "stop",
-                                             "message": {"role": "assistant", "content": server.reply(prompt)}}]
-                data = json.dumps({"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0,
-                                   "model": body.get("model"), "choices": choices,
-                                   "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}}).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def model(self):
-        return get_model("openai/gpt-4o", base_url=self.url, api_key="sk-dummy-for-test", memoize=False,
-                         responses_api=False)
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.fixture
 def fault_server(monkeypatch):
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     monkeypatch.setenv("no_proxy", "127.0.0.1")
-    servers: list[FaultServer] = []
+    servers: list[OpenAIServer] = []
 
-    def make(reply, fail) -> FaultServer:
-        servers.append(FaultServer(reply, fail))
+    def make(reply, fail) -> OpenAIServer:
+        """``reply(prompt)`` answers each call, except those ``fail(n, prompt)`` picks (1-based), which get
+        ``"choices": []``; ``prompts`` records every call's prompt, ``failed`` those of the failed calls."""
+        servers.append(OpenAIServer(reply, empty=fail).start())
         return servers[-1]
 
     yield make
     for s in servers:
-        s.close()
+        s.stop()
 
 
 def nth(*numbers: int):

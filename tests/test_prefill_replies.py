@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from inspect_ai import eval as inspect_eval
+from openai_server import OpenAIServer
 
 from conflict_eval.answers import continues_prefill, first_tagged_answer, parse_choice, restore_prefill
 from conflict_eval.plugins.baselines.parse import parse_few_shot
@@ -138,49 +138,12 @@ def test_end_to_end_scripted_model_scores_every_shape(log_dir):
     assert set(replies.seen.values()) == {len(SHAPES)}
 
 
-class _ChatServer(BaseHTTPRequestHandler):
-    """An OpenAI-compatible ``/chat/completions`` endpoint: the reply is the
-    next shape for the item named in the last user message."""
-
-    replies: _Shapes
-    requests: list = []
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-        if not self.path.endswith("/chat/completions"):
-            self.send_response(404)
-            self.end_headers()
-            return
-        type(self).requests.append(body)
-        prompt = body["messages"][-1]["content"]
-        prompt = prompt if isinstance(prompt, str) else "".join(p.get("text", "") for p in prompt)
-        payload = {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                   "choices": [{"index": 0, "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": type(self).replies(prompt)}}],
-                   "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
 @pytest.fixture
 def chat_server():
+    """The test OpenAI-compatible server: the reply is the next shape for the item named in the prompt."""
     pytest.importorskip("openai", reason="the api extra (pip install 'conflict-eval[api]') is not installed")
-    _ChatServer.replies, _ChatServer.requests = _Shapes(), []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _ChatServer)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with OpenAIServer(_Shapes()) as srv:
+        yield srv
 
 
 def test_end_to_end_openai_provider_scores_every_shape(chat_server, log_dir, monkeypatch):
@@ -188,14 +151,15 @@ def test_end_to_end_openai_provider_scores_every_shape(chat_server, log_dir, mon
 
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     monkeypatch.setenv("no_proxy", "127.0.0.1")
-    model = get_model("openai-api/local/chat-model", base_url=chat_server, api_key="sk-dummy-for-test",
+    model = get_model("openai-api/local/chat-model", base_url=chat_server.url, api_key="sk-dummy-for-test",
                       memoize=False)
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
                          model=model, epochs=len(SHAPES), log_dir=log_dir, display="none",
                          max_retries=0)
     _assert_all_correct(log)
-    assert len(_ChatServer.requests) == len(GOLD) * len(SHAPES)
-    assert {r["model"] for r in _ChatServer.requests} == {"chat-model"}
+    assert len(chat_server.seen) == len(GOLD) * len(SHAPES)
+    assert {s["body"]["model"] for s in chat_server.seen} == {"chat-model"}
+    assert {s["path"] for s in chat_server.seen} == {"/v1/chat/completions"}
     # the fresh chat replies are logged as the model wrote them: no "<a>" put in front
     logged = {s.output.completion for s in log.samples}
     assert "The final answer is: <a>A</a>" in logged and "<a>The final answer is: <a>A</a>" not in logged

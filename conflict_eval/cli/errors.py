@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from conflict_eval.report.endpoint import redact
+from conflict_eval.components.endpoint import redact
 
 _MARKUP = re.compile(r"\[/?(?:bold|italic|dim|underline|blue|red|green|yellow|cyan|magenta|white|bright_\w+|b|i|u)"
                      r"(?: [a-z_ ]+)?\]")

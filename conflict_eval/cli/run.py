@@ -89,6 +89,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     task = registry_create("task", "conflict_eval/run", method=args.method, dataset=args.dataset,
                            scorer=scorer, path=path, **options)
     model_args = parse_pairs(args.model_arg, "-M")
+    model = env_default(args.model, "INSPECT_EVAL_MODEL") or DEFAULT_MODEL
+    # the task was built before Inspect made the model (no active model to ask): record its endpoint here
+    from inspect_ai import task_with
+
+    from conflict_eval.components.endpoint import resolve_endpoint
+
+    task_with(task, metadata={**(task.metadata or {}), "conflict_eval_endpoint": {
+        model: resolve_endpoint(model, model_args.get("base_url"))}})
     from conflict_eval.runs.batching import generate_batch, parse_batch_flag
 
     batch = parse_batch_flag(args.batch)  # Inspect's GenerateConfig.batch, passed unchanged
@@ -100,7 +108,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:
             logs = inspect_eval(
                 task,
-                model=env_default(args.model, "INSPECT_EVAL_MODEL") or DEFAULT_MODEL,
+                model=model,
                 model_args=model_args,  # empty: inspect_ai.eval reads INSPECT_EVAL_MODEL_ARGS
                 limit=env_default(args.limit, "INSPECT_EVAL_LIMIT", int),
                 log_dir=log_dir,

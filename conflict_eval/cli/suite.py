@@ -237,6 +237,7 @@ def _model_flags(r) -> None:
 def add_cli_commands(sub) -> None:
     """Register the ``suite`` subcommands."""
     p = sub.add_parser("suite", help="run, estimate or check a suite of tasks x models (inspect eval-set)")
+    p.set_defaults(data_context="suite")  # a loader's missing file is told as a suite gives it (records.DataNeeded)
     ssub = p.add_subparsers(dest="suite_command", required=True)
     r = ssub.add_parser("run", help="run a suite file (resumes when re-run with the same --log-dir)",
                         epilog="Exit codes: 0 every task complete (from the logs), 1 unfinished tasks or a "

@@ -182,6 +182,8 @@ def compose_task(
     from inspect_ai import Task
     from inspect_ai.model import GenerateConfig
 
+    from conflict_eval.components.endpoint import active_endpoint
+
     scorer_names = [scorer] if isinstance(scorer, str) else list(scorer or [])
     scorers_given = bool(scorer_names)
     parts: dict[str, Component] = {"method": get_method(method), "dataset": get_dataset(dataset)}
@@ -224,6 +226,8 @@ def compose_task(
                 "scorers": [parts[f"metric{i}"].plugin for i in range(len(scorer_names))],
             },
             "conflict_eval_version": _version(),
+            # the endpoint the model is called at (Inspect logs one only when given as a flag)
+            "conflict_eval_endpoint": active_endpoint(),
             # a dataset may say where its data came from (e.g. an unpinned hub revision)
             "dataset_provenance": getattr(samples, "provenance", None),
             # file sha256, upstream revision and sample ids' hash, for the report's reproducibility block

@@ -12,6 +12,7 @@ from conflict_eval.records.build import build_dataset, convert_rows
 from conflict_eval.records.errors import (
     BadField,
     DataFileError,
+    DataNeeded,
     DatasetError,
     MissingField,
     RecordProblem,

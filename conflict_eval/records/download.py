@@ -2,13 +2,14 @@
 
 Dataset plugins call :func:`github_file` or :func:`hf_dataset_file` with a
 pinned commit / revision (listed in ``registry.yaml``); users who are offline
-pass ``-T path=LOCAL_FILE`` instead. Files are cached under
+give a local file as the task's ``path`` instead (``-T path=LOCAL_FILE``). Files are cached under
 ``$CONFLICT_EVAL_CACHE/data`` (default ``~/.cache/conflict_eval/data``) and
 written atomically.
 
 Set ``CONFLICT_EVAL_OFFLINE=1`` to forbid network access: a download then
-fails at once with a message saying which file was wanted and how to pass it
-with ``-T path=``. The test suite sets it.
+fails at once with a :class:`DownloadError` (a
+:class:`~conflict_eval.records.errors.DataNeeded`) saying which file was wanted and
+how to give it. The test suite sets it.
 """
 
 from __future__ import annotations
@@ -20,9 +21,12 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
+from conflict_eval.records.errors import DataNeeded
 
-class DownloadError(RuntimeError):
-    """A dataset file could not be fetched; the message says how to supply it."""
+
+class DownloadError(DataNeeded):
+    """A dataset file could not be fetched (``kind`` ``offline`` or ``download failed``);
+    the message says how to supply it."""
 
 
 def cache_root() -> Path:
@@ -62,25 +66,20 @@ def fetch_url(url: str, name: str, *, sha256: str | None = None, timeout: float 
     if dest.is_file():
         return dest
     if offline() and not url.startswith("file://"):
-        raise DownloadError(
-            f"{name}: network access is disabled (CONFLICT_EVAL_OFFLINE); "
-            f"download {url} yourself and pass it with -T path=FILE"
-        )
+        raise DownloadError(None, "offline", f"fetch {url} elsewhere", file=name)
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".part-")
     try:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as resp:
             shutil.copyfileobj(resp, out)
         if sha256 is not None and sha256_file(tmp) != sha256:
-            raise DownloadError(f"{name}: checksum mismatch for {url}")
+            raise DownloadError(None, "download failed", f"checksum mismatch for {url}", file=name)
         os.replace(tmp, dest)
     except DownloadError:
         raise
     except Exception as exc:
-        raise DownloadError(
-            f"{name}: could not download {url} ({type(exc).__name__}: {exc}); "
-            "if you are offline, fetch the file elsewhere and pass it with -T path=FILE"
-        ) from exc
+        raise DownloadError(None, "download failed", f"{url} ({type(exc).__name__}: {exc})",
+                            file=name) from exc
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -99,14 +98,12 @@ def github_file(repo: str, commit: str, path: str, *, sha256: str | None = None)
 def hf_dataset_file(repo_id: str, filename: str, revision: str) -> Path:
     """A file of a Hugging Face dataset repository at a pinned revision."""
     if offline():
-        raise DownloadError(
-            f"{repo_id}/{filename}@{revision}: network access is disabled "
-            "(CONFLICT_EVAL_OFFLINE); pass a local copy with -T path=FILE"
-        )
+        raise DownloadError(None, "offline", file=f"{repo_id}/{filename}@{revision}")
     try:
         from huggingface_hub import hf_hub_download
     except ImportError as exc:  # pragma: no cover
-        raise DownloadError("install huggingface_hub to download hub datasets") from exc
+        raise DownloadError(None, "download failed", "install huggingface_hub to download hub datasets",
+                            file=f"{repo_id}/{filename}@{revision}") from exc
     try:
         return Path(
             hf_hub_download(
@@ -118,10 +115,8 @@ def hf_dataset_file(repo_id: str, filename: str, revision: str) -> Path:
             )
         )
     except Exception as exc:
-        raise DownloadError(
-            f"{repo_id}/{filename}@{revision}: download failed ({type(exc).__name__}: {exc}); "
-            "pass a local copy with -T path=FILE"
-        ) from exc
+        raise DownloadError(None, "download failed", f"{type(exc).__name__}: {exc}",
+                            file=f"{repo_id}/{filename}@{revision}") from exc
 
 
 def ids_sha256(ids) -> str:

@@ -62,6 +62,70 @@ class DataFileError(DatasetError):
         return self if self.dataset else DataFileError(dataset, self.file, self.message)
 
 
+# where the data file goes, by how the task is run: a task argument on the command
+# line (`inspect eval`, `conflict-eval run`) or a task's `args:` in a suite file
+PATH_ARGUMENT = {
+    "task": "-T {field}=FILE",
+    "suite": "`{field}: FILE` in that task's `args:` (a copy of the suite file; suite commands take no -T)",
+}
+NEEDS = {  # missing-data kind -> why the data is not here
+    "required": "",  # the loader never downloads: the file must be given
+    "offline": "network access is disabled (CONFLICT_EVAL_OFFLINE)",
+    "download failed": "the download failed",
+}
+
+
+class DataNeeded(ValueError):
+    """A loader cannot get its data here: a local file must be given as the task's
+    ``field`` argument (``path``). ``kind`` says why (:data:`NEEDS`: ``required``,
+    ``offline``, ``download failed``); ``dataset`` is the loader, ``file`` the upstream
+    file wanted (a URL or hub path), ``record`` a record id where one record is the
+    cause, ``detail`` what to fetch and from where. The message is rendered for the
+    command that runs the task (:meth:`render`): ``-T path=FILE`` by default, a
+    suite's ``args:`` for suite commands."""
+
+    def __init__(self, dataset: str | None, kind: str, detail: str = "", *, file: str | None = None,
+                 record: str | None = None, field: str = "path"):
+        if kind not in NEEDS:
+            raise ValueError(f"unknown missing-data kind {kind!r}; expected one of {', '.join(NEEDS)}")
+        self.dataset, self.kind, self.detail, self.file, self.record, self.field = \
+            dataset, kind, detail, file, record, field
+        super().__init__(self.render())
+
+    def render(self, context: str = "task") -> str:
+        """The message for a command context: ``"task"`` or ``"suite"`` (:data:`PATH_ARGUMENT`)."""
+        arg = PATH_ARGUMENT[context].format(field=self.field)
+        who = " ".join(x for x in (self.dataset, f"record {self.record!r}" if self.record else None) if x) \
+            or self.file or "this dataset"
+        if self.kind == "required":
+            return f"{who} needs {arg}" + (f": {self.detail}" if self.detail else "")
+        wanted = f"{who} ({self.file})" if self.file and who != self.file else who
+        return (f"{wanted}: {NEEDS[self.kind]}" + (f": {self.detail}" if self.detail else "")
+                + f"; give a local copy as {arg}")
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def __reduce__(self):
+        return (_data_needed, (self.dataset, self.kind, self.detail, self.file, self.record, self.field,
+                               type(self)))
+
+
+def data_needed(exc: BaseException | None) -> DataNeeded | None:
+    """The :class:`DataNeeded` that ``exc`` is or was raised from (its cause chain), if any."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, DataNeeded):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _data_needed(dataset, kind, detail, file, record, field, cls=None):
+    return (cls or DataNeeded)(dataset, kind, detail, file=file, record=record, field=field)
+
+
 def check_file(path: str | Path, dataset: str | None = None) -> Path:
     """``path`` as a :class:`~pathlib.Path` after checking it is an existing
     regular file. A missing file raises a one-line :class:`FileNotFoundError`

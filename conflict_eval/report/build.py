@@ -36,12 +36,13 @@ def build_leaderboard(log_dirs: list[str | Path], prices: dict | None = None, bo
     """
     records, stats = read_records(log_dirs, cost_config=cost_config, prices=prices)
     evals = stats.pop("evals", {})
+    attempts, logs = stats.pop("attempts", []), stats.pop("kept", [])
     kept, dropped = deduplicate(records)
     stats["duplicates_dropped"] = dropped
     status = completeness(kept, evals)
     # $ total: every call Inspect recorded in the log headers (report.spend)
     spent = cell_spend(evals, records, load_model_cost_config(cost_config or {}),
-                       load_prices() if prices is None else as_prices(prices))
+                       load_prices() if prices is None else as_prices(prices), attempts, logs)
     rows = aggregate(kept, bootstrap, seed, status=status, spend=spent)
     for r in rows:
         r.rerun_share = rerun_share(r.cost_total, r.cost_per_sample * r.n if r.cost_per_sample is not None else None)

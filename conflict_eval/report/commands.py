@@ -24,7 +24,7 @@ import re
 import shlex
 from typing import Any
 
-from .endpoint import redact, redact_url
+from conflict_eval.components.endpoint import redact, redact_url
 
 _CONFIG_FLAGS = {"temperature", "top_p", "top_k", "max_tokens", "seed", "frequency_penalty", "presence_penalty",
                  "stop_seqs", "num_choices", "logprobs", "top_logprobs", "reasoning_effort", "reasoning_tokens",

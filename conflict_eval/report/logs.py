@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .done import is_done
-from .endpoint import redact
+from conflict_eval.components.endpoint import redact
 from .costs import as_prices, load_model_cost_config, load_prices, sample_cost_usd
 from .grouping import display_value, row_key, sample_group, task_key
 
@@ -123,9 +123,12 @@ class EvalFacts:
 
 def _header(log) -> dict[str, Any]:
     """One log header as a JSON-safe dict (the ``evals_df`` column)."""
+    from .batch_prices import batched_models
+
     ev, plan, stats, res = log.eval, log.plan, log.stats, log.results
-    config = {**(plan.config.model_dump(exclude_none=True) if plan and plan.config else {}),
-              **(ev.model_generate_config.model_dump(exclude_none=True) if ev.model_generate_config else {})}
+    # as Inspect merges them for the evaluated model: the eval's generate config over the model's own
+    config = {**(ev.model_generate_config.model_dump(exclude_none=True) if ev.model_generate_config else {}),
+              **(plan.config.model_dump(exclude_none=True) if plan and plan.config else {})}
     task_metrics: dict[str, dict[str, float]] = {}
     for s in (res.scores if res else []) or []:
         task_metrics[s.name] = {k: m.value for k, m in s.metrics.items()}
@@ -147,8 +150,15 @@ def _header(log) -> dict[str, Any]:
         "completed_samples": res.completed_samples if res else None,
         "task_metrics": task_metrics,
         "model_usage": {m: u.model_dump(exclude_none=True) for m, u in (stats.model_usage or {}).items()},
+        "batched_models": batched_models(log),
         "error": (log.error.message.splitlines() or [""])[0][:200] if log.error else None,
     })
+
+
+def cell_label(log) -> str:
+    """The task label of a log's cell, as :func:`_read_evals` names it."""
+    ev = log.eval
+    return task_key(ev.task_registry_name or ev.task, redact(ev.task_args_passed or {}), redact(ev.metadata or {})).label
 
 
 def _read_evals(paths: list[str], roots: list[Path]) -> dict[str, EvalFacts]:
@@ -197,7 +207,11 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
         if not Path(log_dir).is_dir():
             raise ValueError(f"no such log directory {log_dir}")
         paths += [info.name for info in list_eval_logs(str(log_dir), recursive=True)]
-    stats: dict[str, Any] = {"logs": len(paths), "samples_read": 0}
+    from .spend import is_attempt
+
+    attempts = [p for p in paths if is_attempt(p)]  # superseded: counted in spend only (report.spend)
+    paths = [p for p in paths if not is_attempt(p)]
+    stats: dict[str, Any] = {"logs": len(paths), "samples_read": 0, "attempts": attempts, "kept": paths}
     if not paths:
         return [], {**stats, "evals": {}}
     evals = _read_evals(paths, [Path(d) for d in log_dirs])
@@ -205,14 +219,18 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
     def facts(sample) -> str:
         values, parse = score_values(sample.scores or {})
         c = sample_cost(sample)
-        usd, src = sample_cost_usd(sample.model_usage or {}, cost_config, prices)
+        usage = sample.model_usage or {}
+        usd, src = sample_cost_usd(usage, cost_config, prices)
         retried = retry_usage(sample)
         retry_usd = sample_cost_usd(retried, cost_config, prices)[0] if retried else 0.0
+        by_model = {m: sample_cost_usd({m: u}, cost_config, prices)[0] for m, u in usage.items()}
+        retry_by_model = {m: sample_cost_usd({m: u}, cost_config, prices)[0] for m, u in retried.items()}
         return json.dumps({
             "id": str(sample.id), "epoch": sample.epoch, "values": values, "parse": parse,
             "ok": is_done(sample), "group": sample_group(sample.metadata),
             "calls": c.calls, "in": c.input_tokens, "out": c.output_tokens, "cost": usd, "cost_source": src,
-            "uuid": sample.uuid, "retry_cost": retry_usd, "cut_off": was_cut_off(sample)})
+            "uuid": sample.uuid, "retry_cost": retry_usd, "cut_off": was_cut_off(sample),
+            "by_model": by_model, "retry_by_model": retry_by_model})
 
     cols = [SampleColumn("ce_facts", path=facts, full=True)]
     # one log at a time: samples_df drops copies of a sample (same uuid) across
@@ -234,16 +252,24 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
 
 
 def at_batch_prices(f: dict, ev: EvalFacts) -> dict:
-    """A sample's costs at the batch price when its log ran with ``batch`` on for a
-    provider with a batch API (Inspect prices every call at the list price)."""
-    from .batch_prices import batch_factor, batched
+    """A sample's costs with the calls of the log's batched models
+    (:func:`.batch_prices.batched_models`) at their batch price
+    (:func:`.batch_prices.batch_price`; Inspect prices every call at the list price)."""
+    from .batch_prices import batch_discount, batch_price
 
-    if not batched(ev.model, (ev.header.get("config") or {}).get("batch")) or f["cost"] is None:
+    batched = ev.header["batched_models"]
+    if not batched or f["cost"] is None:
         return f
-    factor, _ = batch_factor(ev.model)
-    retry = f["retry_cost"] * factor if f["retry_cost"] is not None else None
-    return {**f, "cost": f["cost"] * factor, "retry_cost": retry,
-            "cost_source": f"{f['cost_source']}, batch x{factor:g}" if factor != 1.0 else f["cost_source"]}
+
+    def priced(by_model: dict) -> float | None:
+        usd = [batch_price(m, c, m in batched) for m, c in by_model.items()]
+        return None if None in usd else sum(usd, 0.0)
+
+    retry = priced(f["retry_by_model"]) if f["retry_cost"] is not None else None
+    return {**f, "cost": priced(f["by_model"]), "retry_cost": retry,
+            "cost_source": f"{f['cost_source']}, batch " + ", ".join(
+                (f"x{fr:g}" if (fr := batch_discount(m)[0]) is not None else "n/a")
+                + (f" {m}" if len(batched) > 1 else "") for m in batched)}
 
 
 _CANCEL_ERRORS = ("CancelledError", "KeyboardInterrupt")

@@ -23,7 +23,7 @@ from conflict_eval.components.catalog import registry_revision
 from conflict_eval.records.download import ids_sha256
 
 from .commands import cell_command, task_and_args
-from .endpoint import endpoint_text
+from conflict_eval.components.endpoint import endpoint_text
 from .grouping import row_key
 from .logs import EvalFacts
 from .stats import Row

@@ -10,6 +10,14 @@ Inspect wrote it) counts the usage of the samples it flushed instead. The
 suite budget (:mod:`conflict_eval.runs.budget`) counts spend with the same
 function, so the page, the budget counter and the log headers agree.
 
+A worker of a plan sets the attempts a resumed cell superseded aside in
+``LOG_DIR/attempts/`` (:data:`ATTEMPTS`): the log of a killed attempt and
+Inspect's ``-recovered`` copy of it. They are not results (the page and the
+status read around them), but their calls were paid for: the calls of the
+samples no kept log holds -- the samples in flight when the attempt was killed,
+whose calls reached no header -- count in the ``$ total`` and the budget
+(:func:`attempts_spend`).
+
 The **re-run share** of a cell is the part of its ``$ total`` that the
 samples on the page do not account for: calls of samples cancelled in flight
 and run again after a resume, and failed attempts retried.
@@ -18,9 +26,57 @@ and run again after a resume, and failed attempts retried.
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from .costs import sample_cost_usd
+
+ATTEMPTS = "attempts"  # the folder (inside a log folder) of superseded attempts' logs
+
+
+def is_attempt(log: str) -> bool:
+    """Whether a log file is a superseded attempt set aside in an ``attempts/`` folder."""
+    return Path(str(log).removeprefix("file://")).parent.name == ATTEMPTS
+
+
+def uncarried_usage(log, carried: set[str]) -> dict[str, Any]:
+    """``{model: ModelUsage}`` of the calls a superseded attempt made for samples whose
+    uuid is not in ``carried`` (the samples the kept logs hold, and those already counted:
+    each uuid is added), read from their model events, retries included (a sample killed
+    in flight has no ``model_usage`` of its own)."""
+    from inspect_ai.event import ModelEvent
+    from inspect_ai.model import ModelUsage
+
+    out: dict[str, Any] = {}
+    for s in log.samples or []:
+        if s.uuid in carried:
+            continue
+        carried.add(s.uuid)
+        for events in [s.events or []] + [r.events or [] for r in s.error_retries or []]:
+            for ev in events:
+                if isinstance(ev, ModelEvent) and ev.output is not None and ev.output.usage is not None:
+                    out[ev.model] = out.get(ev.model, ModelUsage()) + ev.output.usage
+    return out
+
+
+def attempts_spend(attempts: list[str], kept: list[str], cost_config: dict, prices: dict, *,
+                   upper_bound: bool = False) -> list[tuple[Any, dict[str, float | None]]]:
+    """``[(attempt log, {model: $})]``: what each superseded attempt in ``attempts`` paid
+    for beyond the ``kept`` logs' samples (:func:`uncarried_usage`), priced as
+    :func:`header_spend` prices a header. The page and the budget both count it."""
+    from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
+
+    from .batch_prices import batched_models
+
+    if not attempts:
+        return []
+    carried = {s.uuid for path in kept for s in read_eval_log_sample_summaries(path) if s.uuid}
+    out = []
+    for path in sorted(attempts):
+        log = read_eval_log(path)
+        usage = {m: u.model_dump() for m, u in uncarried_usage(log, carried).items()}
+        out.append((log, header_spend(usage, batched_models(log), cost_config, prices, upper_bound=upper_bound)))
+    return out
 
 
 def _usages(raw: dict[str, Any]) -> dict[str, Any]:
@@ -37,25 +93,26 @@ def log_cost(model_usage: dict[str, Any], cost_config: dict, prices: dict) -> fl
     return sample_cost_usd(usage, cost_config, prices)[0]
 
 
-def header_spend(model_usage: dict[str, Any], ran_batched: bool, cost_config: dict,
-                 prices: dict) -> dict[str, float | None]:
-    """``{model: $}`` of one log header's ``model_usage`` (None when unpriced), each model's
-    calls at its batch price when the log ran batched: Inspect prices the header at list
-    price. The page's ``$ total`` (:func:`cell_spend`) and the suite budget
-    (:func:`conflict_eval.runs.budget.spent_in_logs`) both count spend with this."""
-    from .batch_prices import batch_factor
+def header_spend(model_usage: dict[str, Any], batched: list[str] | set[str], cost_config: dict,
+                 prices: dict, *, upper_bound: bool = False) -> dict[str, float | None]:
+    """``{model: $}`` of one log header's ``model_usage`` (None when unpriced), the calls
+    of each model in ``batched`` (:func:`.batch_prices.batched_models`) at its batch price
+    (:func:`.batch_prices.batch_price`): Inspect prices the header at list price. The page's
+    ``$ total`` (:func:`cell_spend`) and the suite budget
+    (:func:`conflict_eval.runs.budget.spent_in_logs`, ``upper_bound=True``) both count spend with this."""
+    from .batch_prices import batch_price
 
-    out: dict[str, float | None] = {}
-    for model, usage in (model_usage or {}).items():
-        usd = log_cost({model: usage}, cost_config, prices)
-        out[model] = usd * batch_factor(model)[0] if usd is not None and ran_batched else usd
-    return out
+    return {model: batch_price(model, log_cost({model: usage}, cost_config, prices), model in batched,
+                               upper_bound=upper_bound)
+            for model, usage in (model_usage or {}).items()}
 
 
-def cell_spend(evals: dict[str, Any], records: list, cost_config: dict, prices: dict) -> dict[tuple, float | None]:
-    """``{(model, task): $ total}`` over every log file of each cell (see module docstring)."""
-    from .batch_prices import batched
+def cell_spend(evals: dict[str, Any], records: list, cost_config: dict, prices: dict,
+               attempts: list[str] = (), kept: list[str] = ()) -> dict[tuple, float | None]:
+    """``{(model, task): $ total}`` over every log file of each cell and the superseded
+    ``attempts`` set aside beside the ``kept`` logs (see module docstring)."""
     from .grouping import row_key
+    from .logs import cell_label
 
     flushed: dict[str, float | None] = defaultdict(float)  # per log: its samples' usage (uuid once)
     seen: set = set()
@@ -74,12 +131,16 @@ def cell_spend(evals: dict[str, Any], records: list, cost_config: dict, prices: 
         usage = ev.header.get("model_usage") or {}
         # (the flushed sample costs are at batch prices already, report.logs.at_batch_prices)
         if usage:
-            per_model = header_spend(usage, batched(ev.model, (ev.header.get("config") or {}).get("batch")),
-                                     cost_config, prices).values()
+            per_model = header_spend(usage, ev.header["batched_models"], cost_config, prices).values()
             cost = None if None in per_model else sum(per_model)
         else:
             cost = flushed.get(ev.log, 0.0)
         out[k] = None if cost is None or out.get(k, 0.0) is None else out.get(k, 0.0) + cost
+    for log, per_model in attempts_spend(list(attempts), list(kept), cost_config, prices):
+        k = row_key(log.eval.model, cell_label(log))
+        cost = None if None in per_model.values() else sum(per_model.values(), 0.0)
+        if k in out:  # an attempt of a cell with no kept log is not on the page
+            out[k] = None if cost is None or out[k] is None else out[k] + cost
     return out
 
 

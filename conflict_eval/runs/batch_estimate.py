@@ -83,13 +83,13 @@ def round_trips(method: str, options: dict[str, Any], calls_per_sample: float) -
 def batch_view(model: str, batch: Any, estimate, method: str, options: dict[str, Any],
                calls_per_sample: float | None = None) -> BatchView:
     """The batch view of one cell's :class:`~conflict_eval.runs.estimate.Estimate`."""
-    from conflict_eval.report.batch_prices import batch_factor, batched
+    from conflict_eval.report.batch_prices import batch_discount, batch_price, batched
 
-    factor, source = batch_factor(model)
     live = estimate.cost_usd
     calls = estimate.per_sample().calls if calls_per_sample is None else calls_per_sample
     trips, steps = round_trips(method, options, calls)
-    return BatchView(batched(model, batch), live, None if live is None else live * factor, source, trips, steps)
+    return BatchView(batched(model, batch), live, batch_price(model, live, True), batch_discount(model)[1],
+                     trips, steps)
 
 
 def _usd(x: float | None) -> str:
@@ -139,8 +139,8 @@ def render(rows: list[tuple[str, str, Any, BatchView]]) -> str:
     lines.append("")
     for key, n in sources.items():
         lines.append(f"[{n}] prices: {key}")
-    lines.append("$ batch = $ live x (1 - the provider's batch discount, conflict_eval/prices.yaml `batch:`); "
-                 "'run' says how the suite's model setting runs the cell.")
+    lines.append("$ batch = $ live x (1 - the provider's batch discount, conflict_eval/prices.yaml `batch:`), "
+                 "n/a where no discount is published; 'run' says how the suite's model setting runs the cell.")
     if notes:
         lines.append(f"* multi-turn: sequential batch round trips per sample, each waiting up to one "
                      f"{BATCH_WINDOW_HOURS:.0f} h completion window when batched:")
@@ -148,17 +148,9 @@ def render(rows: list[tuple[str, str, Any, BatchView]]) -> str:
     return "\n".join(lines)
 
 
-def suite_advice(reason: str) -> str:
-    """A loader's advice, told as a suite takes it: suite commands take no ``-T``."""
-    import re
-
-    where = "`path: FILE` in that task's `args:` (a copy of the suite file; suite commands take no -T)"
-    return re.sub(r"(pass it with )?-T path=FILE", lambda m: ("set " if m.group(1) else "") + where, reason)
-
-
 def suite_rows(suite, *, shard=None, models=None, limit=None, model_cost_config=None):
     """``[(model, label, Estimate, BatchView, problem)]`` for every cell of a suite. A task
-    whose data cannot be loaded here (not downloaded, or it needs ``-T path=``) is still
+    whose data cannot be loaded here (not downloaded, or it needs a ``path``) is still
     listed, with no figures and the reason, so its round trips show."""
     from dataclasses import replace
 
@@ -173,7 +165,10 @@ def suite_rows(suite, *, shard=None, models=None, limit=None, model_cost_config=
             cells = build_cells(one, shard, models=specs, limit=limit, model_cost_config=model_cost_config,
                                 connect=False)
         except Exception as exc:  # noqa: BLE001 -- shown on the row; the rest of the suite is still estimated
-            reason = suite_advice((str(exc).splitlines() or [type(exc).__name__])[0])
+            from conflict_eval.records.errors import data_needed
+
+            needed = data_needed(exc)  # a loader's missing file, told as a suite gives it
+            reason = needed.render("suite") if needed else (str(exc).splitlines() or [type(exc).__name__])[0]
             method = str(spec.args.get("method") or spec.task.split("/")[-1])
             profiles = load_profiles()
             known = (profiles.get("methods") or {}).get(method)  # no guess for a method without a profile

@@ -12,8 +12,9 @@ lost, and a re-run with a larger budget resumes them. Samples in flight at
 that moment are cancelled (their calls are in the spend).
 
 Batched models (``batch:``, :mod:`conflict_eval.runs.batching`): their
-spend is counted at the batch price (``factors``: the fraction of the list
-price, from ``prices.yaml`` ``batch:``), and since a batch reports usage
+spend is counted at the batch price
+(:func:`conflict_eval.report.batch_prices.batch_price`, the list price where no
+batch discount is published: an upper bound), and since a batch reports usage
 only when it completes, hours after its requests were queued, each request
 is admitted before Inspect queues it (``on_before_model_generate``): it
 reserves its estimated cost (``reserve``, per call), and a request that
@@ -50,11 +51,11 @@ class BudgetExhausted(ValueError):
 
 class _Budget:
     def __init__(self, limit_usd: float, spent_usd: float, prices: dict[str, Any],
-                 factors: dict[str, float] | None = None, reserve: dict[str, float] | None = None):
+                 batch: dict[str, Any] | None = None, reserve: dict[str, float] | None = None):
         self.limit = limit_usd
         self.spent = spent_usd
         self.prices = prices  # model -> ModelCost (for usage Inspect did not price)
-        self.factors = factors or {}  # model -> batch price as a fraction of the list price
+        self.batch = batch or {}  # batched model -> its GenerateConfig.batch
         self.reserve = reserve or {}  # model -> USD reserved per admitted call (batched models)
         self.stopped = False
         self.cancelled = False
@@ -69,12 +70,14 @@ class _Budget:
     def add(self, model: str, usage) -> None:
         from inspect_ai.model import compute_model_cost
 
+        from conflict_eval.report.batch_prices import batch_price
+
         if usage.total_cost is not None:
             cost = float(usage.total_cost)
         else:
             price = self.prices.get(model)
             cost = compute_model_cost(price, usage) if price is not None else 0.0
-        cost *= self.factors.get(model, 1.0)
+        cost = batch_price(model, cost, self.batch.get(model), upper_bound=True)
         with self.lock:
             self.spent += cost
             for i, (_, m, r) in enumerate(self.pending):  # this call's reservation is released
@@ -126,8 +129,8 @@ class _Budget:
         that was answered has ended (scored and logged), so no batch is left running at the
         provider and nothing paid for is thrown away; samples held at the gate are cancelled."""
         with self.lock:
-            go = self.stopped and not self.cancelled and (not self.factors or (
-                not any(m in self.factors for _, m, _ in self.pending) and not (self.active - self.held_samples)))
+            go = self.stopped and not self.cancelled and (not self.batch or (
+                not any(m in self.batch for _, m, _ in self.pending) and not (self.active - self.held_samples)))
             if go:
                 self.cancelled = True
         if go:
@@ -147,13 +150,13 @@ class BudgetHook(Hooks):
             _active.add(data.model_name, data.usage)
 
     async def on_before_model_generate(self, data: BeforeModelGenerate) -> None:
-        if _active is not None and not _active.admit(data.model_name, _sample_key() if _active.factors else None):
+        if _active is not None and not _active.admit(data.model_name, _sample_key() if _active.batch else None):
             import anyio
 
             await anyio.sleep_forever()  # never submitted; the stop cancels this sample
 
     async def on_sample_end(self, data: SampleEnd) -> None:
-        if _active is not None and _active.factors:
+        if _active is not None and _active.batch:
             _active.release_sample((data.sample.store or {}).get(SAMPLE_KEY))
 
 
@@ -184,15 +187,19 @@ def spent_in_logs(log_dir: str | Path, prices: dict[str, Any], *, tasks: set[str
     """Dollars the logs under ``log_dir`` record in their headers: every log
     file (:func:`conflict_eval.report.spend.header_spend`, so calls of cancelled
     samples and of attempts re-run after a resume count, as the page's
-    ``$ total`` counts them), at the batch price for logs that ran batched;
-    ``tasks`` / ``eval_set_id`` keep only those task names / that eval set
-    (one worker's share of a plan's shared folder)."""
+    ``$ total`` counts them), at the batch price for the models that ran
+    batched, plus the calls of superseded attempts set aside in ``attempts/``
+    (:func:`conflict_eval.report.spend.attempts_spend`); ``tasks`` /
+    ``eval_set_id`` keep only those task names / that eval set (one worker's
+    share of a plan's shared folder)."""
     from inspect_ai.log import list_eval_logs, read_eval_log
 
-    from conflict_eval.report.batch_prices import batched
-    from conflict_eval.report.spend import header_spend
+    from conflict_eval.report.batch_prices import batched_models
+    from conflict_eval.report.spend import attempts_spend, header_spend, is_attempt
 
     total = 0.0
+    kept: list[str] = []
+    attempts: list[str] = []
     for info in list_eval_logs(str(log_dir), recursive=True):
         try:
             h = read_eval_log(info, header_only=True)
@@ -201,28 +208,50 @@ def spent_in_logs(log_dir: str | Path, prices: dict[str, Any], *, tasks: set[str
         if (tasks is not None and (h.eval.task_registry_name or h.eval.task) not in tasks) or (
                 eval_set_id is not None and h.eval.eval_set_id != eval_set_id):
             continue
-        config = h.eval.model_generate_config
-        on = batched(h.eval.model, config.batch if config is not None else None) or (
-            h.plan is not None and h.plan.config is not None and batched(h.eval.model, h.plan.config.batch))
-        total += sum(usd or 0.0 for usd in header_spend(h.stats.model_usage or {}, on, prices, {}).values())
+        if is_attempt(info.name):
+            attempts.append(info.name)
+            continue
+        kept.append(info.name)
+        total += sum(usd or 0.0 for usd in header_spend(h.stats.model_usage or {}, batched_models(h), prices, {},
+                                                        upper_bound=True).values())
+    for _, per_model in attempts_spend(attempts, kept, prices, {}, upper_bound=True):
+        total += sum(usd or 0.0 for usd in per_model.values())
     return total
+
+
+def batch_budget(cells) -> tuple[dict[str, Any], dict[str, float]]:
+    """For the budget, from ``(model, GenerateConfig.batch, list $ per call)`` of each cell:
+    the batch setting of each batched model, and the dollars to reserve per call it
+    submits (the largest estimated cost per call of its cells, at its batch price).
+    Live models are in neither."""
+    from conflict_eval.report.batch_prices import batch_price, batched
+
+    settings: dict[str, Any] = {}
+    reserve: dict[str, float] = {}
+    for model, batch, per_call in cells:
+        if not batched(model, batch):
+            continue
+        settings[model] = batch
+        usd = batch_price(model, per_call, batch, upper_bound=True) or 0.0
+        reserve[model] = max(reserve.get(model, 0.0), usd)
+    return settings, reserve
 
 
 class budget_guard:
     """Context manager arming the budget hook for one ``eval_set`` call."""
 
     def __init__(self, limit_usd: float | None, log_dir: str | Path, prices: dict[str, Any], *,
-                 factors: dict[str, float] | None = None, reserve: dict[str, float] | None = None,
+                 batch: dict[str, Any] | None = None, reserve: dict[str, float] | None = None,
                  tasks: set[str] | None = None, eval_set_id: str | None = None):
         self.limit, self.log_dir, self.prices = limit_usd, log_dir, prices
-        self.factors, self.reserve, self.tasks, self.eval_set_id = factors, reserve, tasks, eval_set_id
+        self.batch, self.reserve, self.tasks, self.eval_set_id = batch, reserve, tasks, eval_set_id
         self.budget: _Budget | None = None
 
     def __enter__(self) -> budget_guard:
         global _active
         if self.limit is not None:
             spent = spent_in_logs(self.log_dir, self.prices, tasks=self.tasks, eval_set_id=self.eval_set_id)
-            self.budget = _Budget(self.limit, spent, self.prices, self.factors, self.reserve)
+            self.budget = _Budget(self.limit, spent, self.prices, self.batch, self.reserve)
             if spent >= self.limit:
                 raise BudgetExhausted(f"the logs in {self.log_dir} already record ${spent:.4f} of spend, "
                                       f"at or over the budget of ${self.limit:.4f}; re-run with a larger --budget")
@@ -246,7 +275,7 @@ class budget_guard:
         b = self.budget
         if b is None:
             return None
-        return {"calls": dict(b.submitted), "batched_models": sorted(b.factors),
+        return {"calls": dict(b.submitted), "batched_models": sorted(b.batch),
                 "held_back": b.held}
 
 

@@ -162,7 +162,7 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
     """Write the plan (see the module docstring) and return ``plan.json``'s content."""
     from inspect_ai import eval_set
 
-    from conflict_eval.report.batch_prices import batch_factor, batched
+    from conflict_eval.report.batch_prices import batch_price
     from conflict_eval.runs.run import build_cells
 
     if workers < 1:
@@ -187,12 +187,13 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
                              "(give eval: model_cost_config in the suite, Inspect's format)")
     cells = []
     for i, c in enumerate(built, 1):
-        usd = c.estimate.cost_usd
-        if usd is not None and batched(c.model.model, c.model.batch):
-            usd *= batch_factor(c.model.model)[0]
+        # at the batch price where batched (the list price where no discount is published: the
+        # budget's shares are dealt by it, so never below what the cell may cost)
+        usd = batch_price(c.model.model, c.estimate.cost_usd, c.model.batch, upper_bound=True)
+        listed = c.estimate.cost_usd
         cells.append({"name": _cell_name(i), "model": c.model.model, "label": c.label,
                       "samples": c.estimate.samples, "estimated_usd": usd,
-                      "usd_per_call": usd / c.estimate.calls if usd and c.estimate.calls else None})
+                      "list_usd_per_call": listed / c.estimate.calls if listed and c.estimate.calls else None})
     plan: dict[str, Any] = {
         "version": 1, "suite": str(Path(suite.path).resolve()), "suite_name": suite.name,
         "eval_set_id": f"{suite.name}-{uuid.uuid4().hex[:10]}", "log_dir": log, "limit": limit,

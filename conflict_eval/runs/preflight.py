@@ -3,7 +3,7 @@
 Inspect retries a refused connection with back-off for minutes (150 s and
 more) without a word. :func:`check_endpoints` opens one TCP connection to each
 base URL the run will use (the flag, model arg or environment variable, see
-:mod:`conflict_eval.report.endpoint`), bounded by ``timeout`` seconds, and
+:mod:`conflict_eval.components.endpoint`), bounded by ``timeout`` seconds, and
 raises :class:`EndpointUnreachable` naming the model, the URL (redacted) and
 where it came from. A provider's default endpoint is not checked.
 """
@@ -14,7 +14,7 @@ import os
 import socket
 from urllib.parse import urlsplit
 
-from conflict_eval.report.endpoint import redact_url, resolve_endpoint
+from conflict_eval.components.endpoint import redact_url, resolve_endpoint
 
 CONNECT_TIMEOUT = float(os.environ.get("CONFLICT_EVAL_CONNECT_TIMEOUT", "5"))
 
@@ -28,7 +28,7 @@ class EndpointUnreachable(RunFailure):
 
 
 def _raw_url(model: str, base_url: str | None) -> tuple[str | None, str]:
-    from conflict_eval.report.endpoint import _env_vars
+    from conflict_eval.components.endpoint import _env_vars
 
     if base_url:
         return base_url, "--model-base-url / base_url model arg"

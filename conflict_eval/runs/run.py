@@ -76,9 +76,10 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
     fall in ``shard`` is left out. ``connect=False`` (for estimates) builds
     no model objects, so no API key or model weights are needed."""
     from inspect_ai import task_with
+    from inspect_ai.dataset import MemoryDataset
     from inspect_ai.model import GenerateConfig, get_model
 
-    from conflict_eval.report.endpoint import resolve_endpoint
+    from conflict_eval.components.endpoint import model_endpoint, resolve_endpoint
     from conflict_eval.runs.estimate import estimate_built
     from conflict_eval.runs.registered import registered_tasks
 
@@ -91,8 +92,8 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
     for m in specs:
         model_obj = get_model(m.model, config=model_config(m), memoize=False,
                               **m.args) if connect else None  # not memoized: a client made for another URL
-        endpoint = resolve_endpoint(m.model, (model_obj.api.base_url if model_obj is not None else None)
-                                    or m.args.get("base_url"))
+        endpoint = model_endpoint(model_obj) if model_obj is not None else \
+            resolve_endpoint(m.model, m.args.get("base_url"))
         for spec in suite.tasks:
             for seed in spec.seeds:
                 task = registered[spec.task](**spec.args)  # a fresh Task: task_with changes it in place
@@ -113,7 +114,10 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
                     # the cut as the reproduce command states it (report.commands)
                     "selection": {"limit": _least(spec.limit, limit), "shard": list(shard) if shard else None}},
                     "conflict_eval_endpoint": {m.model: endpoint}}
-                kwargs: dict[str, Any] = {"dataset": samples, "config": config, "metadata": meta}
+                # a list would make Inspect's dataset nameless ("dataset: (samples)"): keep the loader's
+                dataset = MemoryDataset(samples, name=task.dataset.name, location=task.dataset.location,
+                                        shuffled=task.dataset.shuffled)
+                kwargs: dict[str, Any] = {"dataset": dataset, "config": config, "metadata": meta}
                 if model_obj is not None:
                     kwargs["model"] = model_obj
                 if spec.epochs is not None:
@@ -166,22 +170,12 @@ def _prices_for(specs: list[ModelSpec], mcc) -> dict[str, Any]:
     return {m.model: model_price(m.model, mcc)[0] for m in specs}
 
 
-def batch_budget(cells: list[Cell]) -> tuple[dict[str, float], dict[str, float]]:
-    """For the budget: each batched model's batch price (a fraction of its list price) and the
-    dollars to reserve per call it submits (the largest estimated cost per call of its cells,
-    at the batch price). Live models are in neither."""
-    from conflict_eval.report.batch_prices import batch_factor, batched
+def cells_batch_budget(cells: list[Cell]) -> tuple[dict[str, Any], dict[str, float]]:
+    """:func:`conflict_eval.runs.budget.batch_budget` of a suite's cells."""
+    from conflict_eval.runs.budget import batch_budget
 
-    factors: dict[str, float] = {}
-    reserve: dict[str, float] = {}
-    for c in cells:
-        if not batched(c.model.model, c.model.batch):
-            continue
-        factors[c.model.model] = f = batch_factor(c.model.model)[0]
-        e = c.estimate
-        per_call = (e.cost_usd / e.calls) * f if e.cost_usd and e.calls else 0.0
-        reserve[c.model.model] = max(reserve.get(c.model.model, 0.0), per_call)
-    return factors, reserve
+    return batch_budget((c.model.model, c.model.batch, c.estimate.cost_usd / c.estimate.calls
+                         if c.estimate.cost_usd is not None and c.estimate.calls else None) for c in cells)
 
 
 def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | None = None,
@@ -205,7 +199,9 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
         options["model_cost_config"] = register_costs(options["model_cost_config"])
     specs = models or suite.models
     check_endpoints(specs)  # bounded: an unreachable URL fails now, not after minutes of retries
-    cells = build_cells(suite, shard, models=specs, limit=limit, model_cost_config=options.get("model_cost_config"))
+    with inspect_verdict_muted():  # building the models prints Inspect's banner once per process
+        cells = build_cells(suite, shard, models=specs, limit=limit,
+                            model_cost_config=options.get("model_cost_config"))
     out_dir = shard_log_dir(log_dir, shard)
     if not cells:
         return SuiteRun(True, [], [], None, out_dir)
@@ -218,8 +214,8 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
                              "(give --model-cost-config FILE in Inspect's format)")
     interrupted = None
     logs: list = []
-    factors, reserve = batch_budget(cells) if budget is not None else ({}, {})
-    with SigtermAsSigint() as term, budget_guard(budget, out_dir, prices, factors=factors, reserve=reserve) as guard, \
+    batch, reserve = cells_batch_budget(cells) if budget is not None else ({}, {})
+    with SigtermAsSigint() as term, budget_guard(budget, out_dir, prices, batch=batch, reserve=reserve) as guard, \
             inspect_verdict_muted():
         try:
             _, logs = eval_set([c.task for c in cells], log_dir=out_dir, model=None,

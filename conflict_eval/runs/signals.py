@@ -8,8 +8,12 @@ which signal arrived, for the exit code (130 SIGINT, 143 SIGTERM).
 
 Inspect's ``eval_set`` ends an interrupted run with "Completed all tasks in
 'LOG_DIR' successfully" (it counts the logs ``eval`` returned: none after
-Ctrl-C). :class:`inspect_verdict_muted` keeps that line off the console while a
-suite runs; ``suite run`` prints its own verdict, judged from the logs.
+Ctrl-C), and a resumed suite with nothing left to run prints it too.
+:class:`inspect_verdict_muted` keeps that line off the console while a
+suite runs; ``suite run`` prints its own verdict, judged from the logs. It also
+keeps off Inspect's start-up banner when all it says is which of conflict-eval's
+own hooks are enabled ("inspect_ai v... - hooks enabled: 0"): a banner with
+anything else in it (a user's hook, telemetry) is printed.
 Inspect offers no setting for that one line (only ``display="none"``, which
 hides the whole display), so the swap stays, and
 ``tests/suite/test_inspect_verdict_line.py`` runs Inspect's real ``eval_set`` to fail
@@ -57,8 +61,25 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _armed = 0
 
 
+_BANNER = re.compile(r"inspect_ai v\S+ - hooks enabled: (\d+)(.*)")
+_OWN_HOOKS = {"conflict_eval/conflict_eval_budget": "conflict-eval suite-wide $ budget",
+              "conflict_eval/conflict_eval_verdict": "conflict-eval: a suite's verdict comes from its logs"}
+
+
 def _is_inspect_verdict(text: str) -> bool:
     return bool(_INSPECT_VERDICT.fullmatch(" ".join(_ANSI.sub("", text).split())))
+
+
+def _is_own_banner(text: str) -> bool:
+    """Inspect's start-up banner listing only conflict-eval's own hooks (or none)."""
+    m = _BANNER.fullmatch(" ".join(_ANSI.sub("", text).split()))
+    if m is None:
+        return False
+    rest, n = m.group(2), 0
+    for name, description in _OWN_HOOKS.items():
+        if f"{name}: {description}" in rest:
+            rest, n = rest.replace(f"{name}: {description}", "", 1), n + 1
+    return not rest.strip() and n == int(m.group(1))
 
 
 class _VerdictFilter:
@@ -73,7 +94,7 @@ class _VerdictFilter:
         return getattr(out, "rich_proxied_file", out)  # a rich live display's proxy: its own file
 
     def write(self, text: str) -> int:
-        if not _is_inspect_verdict(text):
+        if not (_is_inspect_verdict(text) or _is_own_banner(text)):
             self._out().write(text)
         return len(text)
 
@@ -105,19 +126,22 @@ class VerdictHook(Hooks):
 
 
 class inspect_verdict_muted:
-    """Context manager around a suite's ``eval_set``: Inspect's "Completed all
-    tasks in '...' successfully" is not printed (the caller prints the verdict
-    it judges from the logs). Inspect's "Did not successfully complete" line,
-    never misleading, stays."""
+    """Context manager around a suite's run (building its models and ``eval_set``):
+    Inspect's "Completed all tasks in '...' successfully" and its banner of our own
+    hooks are not printed (the caller prints the verdict it judges from the logs).
+    Inspect's "Did not successfully complete" line, never misleading, stays."""
 
     def __enter__(self):
         global _armed
         _armed += 1
+        _filter_console()  # from the start: a resume with nothing to run starts no display
         return self
 
     def __exit__(self, *exc):
         global _armed
         _armed -= 1
+        if _armed:
+            return
         import rich
 
         console = rich.get_console()

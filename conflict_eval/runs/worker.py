@@ -4,8 +4,9 @@ from the logs -- and a status of the whole plan from the shared log folder.
 
 The shared folder is flat: every worker writes its tasks' ``.eval`` logs into
 it (Inspect writes no ``eval-set.json`` in selection mode; the plan is the
-manifest). A worker that stops short records why in
-``LOG_DIR/worker-I-stop.json`` (same fields as ``suite-stop.json``).
+manifest); the attempts a resumed cell superseded go to ``LOG_DIR/attempts/``.
+A worker that stops short records why in ``LOG_DIR/worker-I-stop.json`` (same
+fields as ``suite-stop.json``).
 """
 
 from __future__ import annotations
@@ -98,31 +99,33 @@ def plan_prices(plan: dict[str, Any]) -> dict[str, Any]:
     return {m["model"]: model_price(m["model"], mcc)[0] for m in plan["models"]}
 
 
-def plan_batch_budget(plan: dict[str, Any], cells: list[dict]) -> tuple[dict[str, float], dict[str, float]]:
-    """Batch price fractions and per-call reservations of the batched models (see runs/budget.py)."""
-    from conflict_eval.report.batch_prices import batch_factor, batched
+def plan_batch_budget(plan: dict[str, Any], cells: list[dict]) -> tuple[dict[str, Any], dict[str, float]]:
+    """:func:`conflict_eval.runs.budget.batch_budget` of a plan's cells."""
+    from conflict_eval.runs.budget import batch_budget
 
-    factors = {m["model"]: batch_factor(m["model"])[0] for m in plan["models"] if batched(m["model"], m.get("batch"))}
-    reserve: dict[str, float] = {}
-    for c in cells:
-        if c["model"] in factors:
-            reserve[c["model"]] = max(reserve.get(c["model"], 0.0), c.get("usd_per_call") or 0.0)
-    return factors, reserve
+    setting = {m["model"]: m.get("batch") for m in plan["models"]}
+    return batch_budget((c["model"], setting.get(c["model"]), c.get("list_usd_per_call")) for c in cells)
 
 
-def _remove_superseded(plan: dict[str, Any], mine: list[dict], statuses: list) -> None:
-    """Once a cell is complete, the attempts it resumed from are superseded: the killed log
-    (removed by Inspect when it resumes it), the ``-recovered`` copy Inspect makes of a crashed
-    log, and any earlier unfinished attempt. ``eval_set`` cleans up after itself this way; a
-    selection-mode worker does not, so the worker does (only for its own cells, on a local folder)."""
+def _set_aside_superseded(plan: dict[str, Any], mine: list[dict], statuses: list) -> None:
+    """Once a cell is complete, the attempts it resumed from are superseded: the killed log,
+    the ``-recovered`` copy Inspect makes of a crashed log, and any earlier unfinished
+    attempt. They are moved into ``LOG_DIR/attempts/`` (only this worker's cells, on a
+    local folder): not results, but what their calls cost still counts
+    (:func:`conflict_eval.report.spend.attempts_spend`)."""
+    from conflict_eval.report.spend import ATTEMPTS
+
     if "://" in plan["log_dir"]:
         return
     keep = {(s.model, s.label): s.log for s in statuses if s.complete}
     names = {(c["name"], c["model"]): (c["model"], c["label"]) for c in mine}
+    aside = Path(plan["log_dir"]) / ATTEMPTS
     for name, h in _headers(plan["log_dir"], plan["eval_set_id"]):
         cell = names.get((h.eval.task_registry_name or h.eval.task, h.eval.model))
         if cell in keep and name != keep[cell] and not _complete(h):
-            Path(name.removeprefix("file://")).unlink(missing_ok=True)
+            path = Path(name.removeprefix("file://"))
+            aside.mkdir(exist_ok=True)
+            path.replace(aside / path.name)
 
 
 def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRun:
@@ -171,11 +174,11 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
     effective.write_text(json.dumps({**selection, "tasks": todo}, indent=2) + "\n", encoding="utf-8")
 
     suite = load_suite(plan["suite"])
-    factors, reserve = plan_batch_budget(plan, mine)
+    batch, reserve = plan_batch_budget(plan, mine)
     interrupted = None
     with SigtermAsSigint() as term, \
             budget_guard(budget, log_dir, plan_prices(plan) if budget is not None else {},
-                         factors=factors, reserve=reserve,
+                         batch=batch, reserve=reserve,
                          tasks={c["name"] for c in mine}, eval_set_id=plan["eval_set_id"]) as guard, \
             inspect_verdict_muted(), _cwd(plan_dir), _env("INSPECT_EVAL_SET_SELECTION", str(effective)), \
             _env("INSPECT_EVAL_SET_CAPTURE", None):
@@ -184,7 +187,7 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
         except KeyboardInterrupt:
             interrupted = "SIGINT"
     statuses = plan_statuses(plan, mine)
-    _remove_superseded(plan, mine, statuses)
+    _set_aside_superseded(plan, mine, statuses)
     left = [s for s in statuses if not s.complete]
     reason = None
     if left:

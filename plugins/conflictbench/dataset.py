@@ -40,6 +40,7 @@ from conflict_eval.records import (
     BadField,
     ConflictQA,
     DataFileError,
+    DataNeeded,
     Passage,
     Row,
     build_dataset,
@@ -365,10 +366,10 @@ def conflictbench_macnoise(
     if variant not in ("nq", "tqa"):
         raise ValueError(f"conflictbench_macnoise variant={variant!r}: expected nq or tqa")
     if not path:
-        raise ValueError(
-            "conflictbench_macnoise needs -T path=FILE: MacNoise lives in the authors' Google Drive "
-            "folder https://drive.google.com/drive/folders/1icxbi5_9OvNkr4cG5h7NrY4F01Y7amj0 "
-            "(no pinned revision possible)")
+        raise DataNeeded("conflictbench_macnoise", "required",
+                         "MacNoise lives in the authors' Google Drive folder "
+                         "https://drive.google.com/drive/folders/1icxbi5_9OvNkr4cG5h7NrY4F01Y7amj0 "
+                         "(no pinned revision possible)")
     records = macnoise_records(check_file(path, "conflictbench_macnoise"), subset=f"macnoise_{variant}", seed=seed)
     return _load(records, "conflictbench_macnoise", path, limit, shuffle, seed)
 
@@ -383,8 +384,8 @@ def conflictbench_ambigdocs(
     the Hugging Face dataset ``yoonsanglee/AmbigDocs`` has no revision we can
     pin offline; download ``test.json`` and pass it)."""
     if not path:
-        raise ValueError("conflictbench_ambigdocs needs -T path=FILE (test.json of the Hugging Face "
-                         "dataset yoonsanglee/AmbigDocs)")
+        raise DataNeeded("conflictbench_ambigdocs", "required",
+                         "test.json of the Hugging Face dataset yoonsanglee/AmbigDocs")
     records = ambigdocs_records(check_file(path, "conflictbench_ambigdocs"), seed=seed)
     return _load(records, "conflictbench_ambigdocs", path, limit, shuffle, seed)
 
@@ -399,8 +400,9 @@ def conflictbench_conflictingqa(
     ``data.pkl`` as JSON/JSONL (convert the pickle once, see README);
     ``path`` required (Google Drive, unversioned)."""
     if not path:
-        raise ValueError("conflictbench_conflictingqa needs -T path=FILE: download data.pkl from the authors' "
-                         "Google Drive folder https://drive.google.com/drive/folders/1fU52Jg6wVXCr6J03i0bRy7hA02iVbeS_ "
+        raise DataNeeded("conflictbench_conflictingqa", "required",
+                         "download data.pkl from the authors' Google Drive folder "
+                         "https://drive.google.com/drive/folders/1fU52Jg6wVXCr6J03i0bRy7hA02iVbeS_ "
                          f"and convert it once with `{CONVERT_COMMAND} data.pkl conflictingqa.jsonl --trust-pickle`")
     records = conflictingqa_records(check_file(path, "conflictbench_conflictingqa"))
     return _load(records, "conflictbench_conflictingqa", path, limit, shuffle, seed)

@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 
 from conflict_eval.components.compose import declares_metric
-from conflict_eval.records import ConflictQA, build_dataset
+from conflict_eval.records import ConflictQA, DataNeeded, build_dataset
 
 from conflict_eval.kb.format import check_pollution, load_kb
 from conflict_eval.kb.shared import SHARE_GROUP, SHARE_GROUP_SIZE
@@ -57,10 +57,8 @@ def polluted_kb(
     if not isinstance(share_calls, bool):
         raise ValueError(f"polluted_kb: share_calls must be true or false, got {share_calls!r}")
     if path is None:
-        raise ValueError(
-            "polluted_kb needs path=KB_FILE; build one with "
-            "`conflict-eval build-polluted-kb --source HOTPOT.jsonl --out kb.json`"
-        )
+        raise DataNeeded("polluted_kb", "required", "a polluted KB file; build one with "
+                         "`conflict-eval build-polluted-kb --source HOTPOT.jsonl --out kb.json`")
     kb_path = Path(path).resolve()
     kb = load_kb(kb_path)
     kb.corpus(pollution)  # fails early if the KB lacks this pollution type

@@ -43,6 +43,7 @@ from conflict_eval.records import (
     ENCODING,
     BadField,
     DataFileError,
+    DataNeeded,
     DatasetError,
     RecordProblem,
     Row,
@@ -462,7 +463,7 @@ def user_needs_disentqa(path: str | None = None, user_need: str | None = None, s
     download); pass ``path=`` to a downloaded copy.
     """
     if path is None:
-        raise ValueError(f"user_needs_disentqa needs path= to a DisentQA CSV; the files live at {DISENTQA_LOCATION}")
+        raise DataNeeded("user_needs_disentqa", "required", f"a DisentQA CSV; the files live at {DISENTQA_LOCATION}")
     items = disentqa_items(read_csv(path), file=path)
     return grid_dataset("user_needs_disentqa", items, location=path, user_need=user_need, setting=setting,
                         n_contexts=n_contexts, max_context_tokens=max_context_tokens, limit=limit, seed=seed,
@@ -476,7 +477,7 @@ def user_needs_uraq(path: str | None = None, user_need: str | None = None, setti
                     limit: int | None = None, seed: int = 0, distractors: str | None = None):
     """URAQ-style synthetic data made by ``conflict-eval user-needs generate`` (JSONL)."""
     if path is None:
-        raise ValueError("user_needs_uraq needs path= to a file written by `conflict-eval user-needs generate` "
+        raise DataNeeded("user_needs_uraq", "required", "a file written by `conflict-eval user-needs generate` "
                          "(URAQ itself is unreleased)")
     check_file(path, "user_needs_uraq")
     items = uraq_items(read_jsonl(path), file=path)

@@ -15,6 +15,7 @@ per-category breakdown).
 from inspect_ai import Task, task
 from inspect_ai.model import GenerateConfig
 
+from conflict_eval.components.endpoint import active_endpoint
 from conflict_eval.components.catalog import dataset_record
 
 DATASETS = ("hotpotqa", "2wiki", "musique", "crag", "blendqa")
@@ -102,7 +103,8 @@ def atomr(
         scorer=atomr_qa(),
         config=GenerateConfig(temperature=0.0, top_p=1.0),
         name=f"atomr_{method}_{dataset}",
-        metadata={"method": method, "dataset": dataset, "sources": sources, "path": path,
+        metadata={"conflict_eval_endpoint": active_endpoint(),  # the endpoint, as run
+                  "method": method, "dataset": dataset, "sources": sources, "path": path,
                   "retrieval": retrieval, **({"plans": plans} if plans else {}),
                   "conflict_eval_provenance": {"dataset": dataset_record(samples.name or dataset, samples, path)}},
     )

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from inspect_ai import Task, task
 
+from conflict_eval.components.endpoint import active_endpoint
 from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS
 
 SUBSETS = ("kre_ecqa", "kre_ecare", "macnoise_nq", "macnoise_tqa", "ambigdocs", "conflictingqa")
@@ -90,6 +91,7 @@ def conflictbench(
                                grader_max_tokens=grader_max_tokens),
         scorer=conflict_detection(),
         name="conflictbench",
-        metadata={"dropped_records": dropped, "dropped_total": sum(dropped.values()),
+        metadata={"conflict_eval_endpoint": active_endpoint(),  # the endpoint, as run
+                  "dropped_records": dropped, "dropped_total": sum(dropped.values()),
                   "order": "seeded shuffle, Conflict / No Conflict alternating" if shuffle else "file order"},
     )

@@ -33,9 +33,10 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from conflict_eval.components.endpoint import active_endpoint
 from conflict_eval.answers.failures import generate_state
 from conflict_eval.components.catalog import dataset_record
-from conflict_eval.records import BadField, Row, convert_rows, read_json_or_jsonl
+from conflict_eval.records import BadField, DataNeeded, Row, convert_rows, read_json_or_jsonl
 from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS, Options
 
 from .prompts import STRATEGIES, report_prompt
@@ -143,8 +144,8 @@ def conflictscore_report(
     from conflict_eval.scorers.conflictscore.scorer import SCORE_METRICS, by_group, conflictscore, defined_mean
 
     if not path:
-        raise ValueError("conflictscore_report needs -T path=FILE (a MacNoise file; e.g. "
-                         "../shared/data/macnoise_fewshot/sample.jsonl)")
+        raise DataNeeded("conflictscore_report", "required",
+                         "a MacNoise file, e.g. ../shared/data/macnoise_fewshot/sample.jsonl")
     options = Options(claims, k, labelling, backend, nli_model, grader_max_tokens, grader_dedupe)
     names = [s.strip() for s in strategies.split(",")] if isinstance(strategies, str) else list(strategies)
     bad = [s for s in names if s not in STRATEGIES]
@@ -167,7 +168,8 @@ def conflictscore_report(
         scorer=conflictscore(**asdict(options)),
         metrics={**SCORE_METRICS, "cs_c": groups, "cs_r": groups},
         name="conflictscore_report",
-        metadata={"records_used": len(items), "dropped_records": dropped, "dropped_total": sum(dropped.values()),
+        metadata={"conflict_eval_endpoint": active_endpoint(),  # the endpoint, as run
+                  "records_used": len(items), "dropped_records": dropped, "dropped_total": sum(dropped.values()),
                   "flags_used": dict(Counter(it["flags"] for it in items)),
                   "conflict_eval_provenance": {"dataset": dataset_record("conflictscore_report", dataset, path)}},
     )

@@ -48,6 +48,7 @@ from inspect_ai import Task, task
 from inspect_ai.model import ChatMessageUser, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from conflict_eval.components.endpoint import active_endpoint
 from conflict_eval.answers.failures import generate_checked, generate_state
 from conflict_eval.components.catalog import dataset_record
 from conflict_eval.records import ConflictQA
@@ -163,7 +164,9 @@ def truthfulqa_conflict(
     )
 
     if not path:
-        raise ValueError("truthfulqa_conflict needs -T path=FILE (TruthfulQA binary-choice JSONL)")
+        from conflict_eval.records import DataNeeded
+
+        raise DataNeeded("truthfulqa_conflict", "required", "a TruthfulQA binary-choice JSONL file")
     options = replace(CONFLICTSCORE, claims=claims, labelling=labelling, backend=backend, nli_model=nli_model,
                       grader_max_tokens=grader_max_tokens, judge_repeats=judge_repeats, judge_swap=judge_swap,
                       judge_temperature=judge_temperature)
@@ -212,7 +215,8 @@ def truthfulqa_conflict(
         solver=[conflict_regenerate(rag_answer(), **asdict(options)), control_rag_answer()],
         scorer=truthfulqa_settings(),
         name="truthfulqa_conflict",
-        metadata={"retrieval": retrieval, "dropped_records": dropped, "dropped_total": sum(dropped.values()),
+        metadata={"conflict_eval_endpoint": active_endpoint(),  # the endpoint, as run
+                  "retrieval": retrieval, "dropped_records": dropped, "dropped_total": sum(dropped.values()),
                   "conflict_eval_provenance": {"dataset": dataset_record("truthfulqa_conflict", samples, path)}},
     )
 

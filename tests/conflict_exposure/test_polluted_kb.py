@@ -166,7 +166,7 @@ def test_dataset_items(small_kb):
     assert pos.metadata["extra"]["pollution"] == "II"
     with pytest.raises(ValueError, match="without --prescreen"):
         polluted_kb(path=str(small_kb), prescreened=True)
-    with pytest.raises(ValueError, match="needs path"):
+    with pytest.raises(ValueError, match="polluted_kb needs -T path=FILE"):
         polluted_kb()
     with pytest.raises(ValueError, match="unknown pollution"):
         polluted_kb(path=str(small_kb), pollution="IV")

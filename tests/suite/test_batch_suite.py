@@ -1,9 +1,7 @@
 """Suites with `batch:` run through a provider's batch API: a two-model suite
-against a local OpenAI-compatible batch server (tests/batch_server.py)."""
+against a local OpenAI-compatible batch server (tests/openai_server.py)."""
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
@@ -12,8 +10,7 @@ from conflict_eval.runs import load_suite, run_suite
 from conflict_eval.runs.batching import BatchSettingError, check_batch, parse_batch_flag
 from conflict_eval.runs.spec import SuiteError
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from batch_server import BatchServer  # noqa: E402
+from openai_server import OpenAIServer
 
 PRICE = {"input": 2.0, "output": 8.0, "input_cache_write": 2.0, "input_cache_read": 2.0}  # USD per 1M tokens, list price of both fake models
 
@@ -48,7 +45,7 @@ def _suite(tmp_path, batch_b="true", a="fake-a", b="fake-b"):
 
 @pytest.fixture
 def server(monkeypatch):
-    srv = BatchServer(_reply, delay=0.3, lifetime=240).start()
+    srv = OpenAIServer(_reply, delay=0.3, lifetime=240).start()
     monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
     yield srv
@@ -116,7 +113,7 @@ def test_batched_suite_through_the_batches_endpoint(tmp_path, server):
 ])
 def test_failed_batch_becomes_sample_errors(tmp_path, monkeypatch, fail, models, message):
     """A rejected or expired batch is an error on each of its samples, never an answer."""
-    with BatchServer(_reply, delay=0.2, fail=fail, lifetime=120) as srv:
+    with OpenAIServer(_reply, delay=0.2, fail=fail, lifetime=120) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
         suite = _suite(tmp_path, batch_b="{size: 4, send_delay: 0.3, tick: 0.2}", a=models[0], b=models[1])
@@ -139,17 +136,17 @@ def test_budget_stops_a_batched_run_cleanly(tmp_path, monkeypatch):
     queued; a call that would pass the budget is never submitted. The stop waits for the
     submitted batch, so nothing is left running at the provider, and says what was sent."""
     from conflict_eval.runs.budget import read_stop
-    from conflict_eval.runs.run import batch_budget, build_cells
+    from conflict_eval.runs.run import build_cells, cells_batch_budget
 
-    with BatchServer(_reply, delay=0.3, lifetime=200) as srv:
+    with OpenAIServer(_reply, delay=0.3, lifetime=200) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
         suite = _suite(tmp_path, a="fake-g", b="fake-h")
         suite = type(suite)(**{**suite.__dict__, "models": suite.models[:1]})  # fake-g, batch size 4
         cells = build_cells(suite, connect=False, model_cost_config=suite.eval["model_cost_config"])
-        factors, reserve = batch_budget(cells)
+        batch, reserve = cells_batch_budget(cells)
         r = reserve["openai/fake-g"]
-        assert factors == {"openai/fake-g": 0.5} and r > 0
+        assert batch == {"openai/fake-g": {"size": 4, "send_delay": 0.3, "tick": 0.2}} and r > 0
         budget = 2.5 * r  # room for two reservations: the third call is held back
         run = run_suite(suite, tmp_path / "logs", display="none", budget=budget)
         assert srv.running() == []  # nothing left at the provider
@@ -174,7 +171,7 @@ def test_conflict_eval_run_batch_flag(tmp_path, monkeypatch):
     from conflict_eval.cli import main
 
     (tmp_path / "batch.yaml").write_text("size: 2\nsend_delay: 0.3\ntick: 0.2\n")
-    with BatchServer(_reply, delay=0.2, lifetime=120) as srv:
+    with OpenAIServer(_reply, delay=0.2, lifetime=120) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
         rc = main(["run", "--model", "openai/fake-e", "--batch", str(tmp_path / "batch.yaml"), "--limit", "2",

@@ -129,6 +129,35 @@ def test_the_filter_drops_only_inspects_success_line():
     assert not _is_inspect_verdict("Completed all tasks in 'logs/x' successfully\nsomething else\n")
 
 
+def test_the_filter_drops_only_a_banner_of_our_own_hooks():
+    from conflict_eval.runs.signals import _is_own_banner
+
+    assert _is_own_banner("\x1b[34minspect_ai v0.3.285\x1b[0m\n- hooks enabled: 0\n\n")
+    assert _is_own_banner("inspect_ai v0.3.285\n- hooks enabled: 1\n  conflict_eval/conflict_eval_verdict: "
+                          "conflict-eval: a suite's verdict comes \nfrom its logs\n")
+    assert not _is_own_banner("inspect_ai v0.3.285\n- hooks enabled: 1\n  mine/audit: a user's hook\n")
+    assert not _is_own_banner("inspect_ai v0.3.285\n- telemetry enabled: x\n- hooks enabled: 0\n")
+
+
+def test_a_resume_with_nothing_to_run_prints_only_the_suite_verdict(tmp_path):
+    """A re-run of a complete suite runs nothing: no Inspect banner, no "Completed all
+    tasks" line, just the suite's own verdict (a fresh process each time: Inspect
+    prints its banner once per process). Its log names the dataset (Inspect's
+    header line read "dataset: (samples)" for suite tasks)."""
+    suite = tmp_path / "s.yaml"
+    suite.write_text(SUITE.replace('args: {hold: "HOLD", hold_after: 3, reply: "B</a>"}', 'args: {reply: "B</a>"}')
+                     .replace("limit: 8", "limit: 2"))
+    log_dir = tmp_path / "logs"
+    first = subprocess.run(_cmd(suite, log_dir), capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert {read_eval_log(i, header_only=True).eval.dataset.name for i in list_eval_logs(str(log_dir))} == {"demo"}
+    again = subprocess.run(_cmd(suite, log_dir), capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr
+    out = again.stdout + again.stderr
+    assert "suite slow: 2 task run(s), complete" in again.stdout
+    assert "inspect_ai v" not in out and "hooks enabled" not in out and "Completed all tasks" not in out
+
+
 def test_samples_cancelled_in_flight_are_not_errors_on_the_leaderboard(tmp_path, signal_when_held):
     """A sample cut off by Ctrl-C (Inspect records ``CancelledError`` in the
     cancelled log) is counted as cancelled, not as an error of the model."""

@@ -97,9 +97,13 @@ def test_three_workers_one_killed_and_restarted(tmp_path):
                             cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert status.returncode == 0, status.stdout + status.stderr
     assert "all tasks done" in status.stdout and "worker 3:" in status.stdout
-    # the folder is flat and holds one complete log per cell: the killed attempt was resumed and removed
-    infos = list_eval_logs(str(log_dir), recursive=True)
+    # the folder holds one complete log per cell: the killed attempt was resumed and set aside
+    infos = list_eval_logs(str(log_dir), recursive=False)
     assert len(infos) == 6 and all(Path(i.name).parent == Path(infos[0].name).parent for i in infos)
+    aside = list_eval_logs(str(log_dir / "attempts"))
+    worker_1 = [f"_{c.replace('_', '-')}_" for c in plan["workers"][0]["cells"]]  # the killed worker's cells
+    assert any(f"_{victim_cell.replace('_', '-')}_" in Path(i.name).name for i in aside)
+    assert all(any(c in Path(i.name).name for c in worker_1) for i in aside)
     seen = []
     for info in infos:
         lg = read_eval_log(info)
@@ -111,3 +115,72 @@ def test_three_workers_one_killed_and_restarted(tmp_path):
     board = build_leaderboard([log_dir], bootstrap=0)
     assert len(board["rows"]) == 6 and all(r.n == 4 and r.complete for r in board["rows"])
     assert board["stats"]["duplicates_dropped"] == 0
+
+
+GKP_SUITE = """name: kept
+models:
+  - model: scripted/slow
+    max_connections: 1
+    args: {reply: "A</a>", hold: "{hold}", hold_after: 3}
+defaults: {limit: 4}
+tasks:
+  - task: conflict_eval/run
+    args: {method: gkp, dataset: demo}
+"""
+
+
+@pytest.mark.slow
+def test_a_killed_attempt_is_set_aside_and_its_calls_count(tmp_path):
+    """GKP makes two calls per sample; the model answers three, then holds: the second
+    sample is killed in flight with its first call paid and in no header. After the
+    resume the killed attempt and Inspect's -recovered copy are kept in attempts/, the
+    page shows one complete cell, and its $ total (and the budget's count) includes that
+    call: every input token the model was paid for, once."""
+    from inspect_ai.event import ModelEvent
+
+    from conflict_eval.report.build import build_leaderboard
+    from conflict_eval.runs.budget import spent_in_logs
+    from conflict_eval.runs.worker import run_worker
+
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    (tmp_path / "kept.yaml").write_text(GKP_SUITE.replace("{hold}", str(hold)))
+    plan = make_plan(str(tmp_path / "kept.yaml"), tmp_path / "plan", workers=1)
+    log_dir = Path(plan["log_dir"])
+    sel = tmp_path / "plan" / plan["workers"][0]["selection"]
+    proc = _worker(tmp_path, sel)
+    deadline = time.monotonic() + 300
+    while not (hold / "held").exists() and time.monotonic() < deadline:  # the event: a reply is held
+        try:
+            proc.wait(timeout=0.05)
+            break  # the worker ended before it held: fails below
+        except subprocess.TimeoutExpired:
+            pass
+    assert (hold / "held").exists(), proc.communicate()[0]
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    (hold / "release").touch()
+    assert run_worker(sel).success
+
+    [final] = list_eval_logs(str(log_dir), recursive=False)
+    aside = sorted(Path(i.name).name for i in list_eval_logs(str(log_dir / "attempts")))
+    assert len(aside) == 2 and sum(n.endswith("-recovered.eval") for n in aside) == 1
+    final_log = read_eval_log(final)
+    kept_uuids = {s.uuid for s in final_log.samples}
+    # by reading the logs: the final header's input tokens plus the answered calls of the
+    # recovered copy's samples that the final log does not hold (the one killed in flight)
+    recovered = read_eval_log(next(i for i in list_eval_logs(str(log_dir / "attempts"))
+                                   if i.name.endswith("-recovered.eval")))
+    lost = [ev.output.usage.input_tokens for s in recovered.samples if s.uuid not in kept_uuids
+            for ev in s.events if isinstance(ev, ModelEvent) and ev.output is not None and ev.output.usage]
+    assert len(lost) == 1 and lost[0] > 0  # the killed sample's first call
+    tokens = final_log.stats.model_usage["scripted/slow"].input_tokens + sum(lost)
+    price = {"scripted/slow": {"input": 1.0, "output": 0.0}}  # $1 per 1M input tokens
+    board = build_leaderboard([log_dir], bootstrap=0, cost_config=price)
+    [row] = board["rows"]
+    assert row.complete and row.n == 4 and board["stats"]["duplicates_dropped"] == 0
+    assert row.cost_total == pytest.approx(tokens / 1e6)
+    from conflict_eval.report.costs import load_model_cost_config  # the budget's own price form
+
+    (tmp_path / "costs.yaml").write_text("scripted/slow: {input: 1.0, output: 0.0}\n")
+    assert spent_in_logs(log_dir, load_model_cost_config(tmp_path / "costs.yaml")) == pytest.approx(tokens / 1e6)

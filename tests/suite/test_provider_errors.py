@@ -11,9 +11,9 @@ import pytest
 
 from conflict_eval.cli import main
 from conflict_eval.report import write_leaderboard
-from conflict_eval.report.endpoint import redact, redact_url, resolve_endpoint
+from conflict_eval.components.endpoint import redact, redact_url, resolve_endpoint
 
-from .fake_openai import FakeOpenAI, free_port
+from openai_server import OpenAIServer, free_port
 
 OPENAI_SUITE = """
 name: oa
@@ -46,7 +46,7 @@ def _one_line_error(err: str) -> str:
 def test_missing_api_key(suites, monkeypatch, capsys):
     for var in KEY_VARS:
         monkeypatch.delenv(var, raising=False)
-    with FakeOpenAI() as srv:
+    with OpenAIServer() as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         code = main(["suite", "run", str(suites / "oa.yaml"), "--log-dir", str(suites / "logs"), "--display", "none"])
     line = _one_line_error(capsys.readouterr().err)
@@ -141,7 +141,7 @@ def test_redaction():
 def test_endpoint_from_the_environment_is_on_the_page_and_no_secret_anywhere(suites, monkeypatch, capsys, userinfo):
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     logs, out = suites / "logs", suites / "page"
-    with FakeOpenAI() as srv:
+    with OpenAIServer() as srv:
         url = srv.url.replace("http://", f"http://{userinfo}") + ("?api_key=SECRET" if userinfo else "")
         monkeypatch.setenv("OPENAI_BASE_URL", url)
         assert main(["suite", "run", str(suites / "oa.yaml"), "--log-dir", str(logs), "--display", "none"]) == 0
@@ -166,7 +166,7 @@ def test_base_url_flag_with_a_token_is_redacted_on_the_page(tmp_path, monkeypatc
 
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with FakeOpenAI() as srv:
+    with OpenAIServer() as srv:
         url = srv.url.replace("http://", "http://user:TOKEN@") + "?key=TOKEN"
         log, = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
                             model="openai/local-model", model_base_url=url, model_args={"responses_api": False},
@@ -177,7 +177,7 @@ def test_base_url_flag_with_a_token_is_redacted_on_the_page(tmp_path, monkeypatc
         text = Path(p).read_text()
         assert "TOKEN" not in text, p
     md = paths["md"].read_text()
-    assert f"{srv.url}?key=REDACTED (--model-base-url)" in md
+    assert f"{srv.url}?key=REDACTED (--model-base-url / base_url model arg)" in md
     assert f"--model-base-url '{srv.url}?key=REDACTED'" in md
 
 
@@ -190,3 +190,32 @@ def test_estimate_json_in_a_fresh_process_has_no_banner_on_stdout(suites):
                           "--model", "openai/gpt-4o-mini", "--json"], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["total"]["calls"] == 2.0
+
+
+@pytest.mark.parametrize("how", ["inspect eval", "conflict-eval run"])
+def test_endpoint_from_the_environment_is_recorded_by_our_tasks(tmp_path, monkeypatch, capsys, how):
+    """A plain `inspect eval` (and `conflict-eval run`) of our task against an endpoint taken
+    from OPENAI_BASE_URL: the task records it (secrets stripped) and the page shows it,
+    not "not recorded"."""
+    from inspect_ai import eval as inspect_eval
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    logs = tmp_path / "logs"
+    model = f"openai/env-{how.split()[0]}"  # Inspect reuses a model (and its client's URL) per name in a process
+    with OpenAIServer() as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url.replace("http://", "http://user:SECRET@") + "?key=SECRET")
+        if how == "inspect eval":
+            [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
+                                 model=model, model_args={"responses_api": False}, limit=2,
+                                 log_dir=str(logs), display="none", max_retries=0)
+            assert log.status == "success"
+        else:
+            assert main(["run", "--method", "end_to_end", "--dataset", "demo", "--model", model,
+                         "-M", "responses_api=false", "--limit", "2", "--log-dir", str(logs),
+                         "--display", "none"]) == 0
+        assert srv.seen
+    paths = write_leaderboard([logs], tmp_path / "page")
+    md = paths["md"].read_text()
+    assert f"{srv.url}?key=REDACTED (environment OPENAI_BASE_URL)" in md and "not recorded (Inspect" not in md, [ln for ln in md.splitlines() if "endpoint" in ln]
+    for p in paths.values():
+        assert "SECRET" not in Path(p).read_text(), p

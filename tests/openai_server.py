@@ -1,24 +1,31 @@
-"""A small OpenAI-compatible batch server on 127.0.0.1 for tests.
+"""The one OpenAI-compatible server on 127.0.0.1 for tests (``OpenAIServer``).
 
-It implements the endpoints Inspect's OpenAI batcher uses (inspect_ai 0.3.285,
+Live calls: ``POST /v1/chat/completions`` and ``/v1/responses``, each answered
+with ``reply(prompt)`` (the last user message) and usage (the prompt's words in,
+the reply's words out). Every live call is recorded in ``seen`` (``{"path",
+"body", "auth"}``), its prompt in ``prompts`` and its usage in ``live_usage``;
+``empty(n, prompt)`` (``n`` 1-based over the server's life) makes chosen calls
+come back ``200`` with ``"choices": []``, as some APIs do under load (their
+prompts are in ``failed``).
+
+Batches: the endpoints Inspect's OpenAI batcher uses (inspect_ai 0.3.285,
 ``_openai_batch.py``): upload a JSONL file (``POST /v1/files``), create a batch
 (``POST /v1/batches``), retrieve it (``GET /v1/batches/{id}``), download the
 output file (``GET /v1/files/{id}/content``) and cancel it
 (``POST /v1/batches/{id}/cancel``), for Chat Completions and Responses
-requests alike; plus the live ``POST /v1/chat/completions`` and
-``/v1/responses`` so that a call that bypasses the batch API is counted
-(``counts["live"]``), not lost.
+requests alike. A live call is counted in ``counts["live"]``, so a test can tell
+batched calls from live ones.
 
-* ``reply(prompt) -> str`` writes each answer; usage is the prompt's words in
-  and the reply's words out, recorded per request in ``usage`` as ``(in, out)``.
 * ``delay``: seconds a batch stays ``in_progress`` before it completes.
 * ``fail``: ``None``, ``"failed"`` (the whole batch rejected, with an error
   per request, as OpenAI reports a rejected batch), ``"expired"`` (every
   request in the error file with code ``batch_expired``, as OpenAI writes
   requests not run within the completion window), or ``"expired-no-file"``
   (expired with neither file). ``fail_after``: only batches created after this many.
-* ``counts``: requests per endpoint, so a test can tell batched calls from live ones.
+  ``usage`` holds ``(in, out)`` per answered batched request.
 * Bounded: it shuts itself down after ``lifetime`` seconds.
+
+``with OpenAIServer() as srv: srv.url`` -> ``http://127.0.0.1:PORT/v1``.
 """
 
 from __future__ import annotations
@@ -84,10 +91,16 @@ def _last_prompt(body: dict) -> str:
     return ""
 
 
-class BatchServer:
-    def __init__(self, reply: Callable[[str], str], *, delay: float = 0.2, fail: str | None = None,
-                 fail_after: int = 0, lifetime: float = 300.0):
-        self.reply, self.delay, self.fail, self.fail_after, self.lifetime = reply, delay, fail, fail_after, lifetime
+class OpenAIServer:
+    def __init__(self, reply: Callable[[str], str] | str = "A</a>", *, delay: float = 0.2, fail: str | None = None,
+                 fail_after: int = 0, lifetime: float = 300.0, empty: Callable[[int, str], bool] | None = None):
+        self.reply = reply if callable(reply) else (lambda prompt, text=reply: text)
+        self.delay, self.fail, self.fail_after, self.lifetime = delay, fail, fail_after, lifetime
+        self.empty = empty
+        self.seen: list[dict] = []  # every live call: {"path", "body", "auth"}
+        self.prompts: list[str] = []  # the prompt of every live call, in order
+        self.failed: list[str] = []  # the prompts of the calls answered with no choices
+        self.live_usage: list[tuple[int, int]] = []
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict] = {}
         self.counts: Counter = Counter()
@@ -138,11 +151,25 @@ class BatchServer:
                         if b["status"] in ("validating", "in_progress"):
                             b["status"] = "cancelled"
                     return self._send(200, server._public(b))
-                if path.endswith("/chat/completions") or path.endswith("/responses"):
-                    server.counts["live"] += 1  # a call that did not go through the batch API
-                    req = json.loads(body)
-                    server.live.append((path, req))
-                    return self._send(200, _completion(req, server.reply(_last_prompt(req)), path))
+                live = next((x for x in (path, self.path.rstrip("/"))  # a query in the base URL ends up
+                             if x.endswith(("chat/completions", "responses"))), None)  # before the route
+                if live is not None:
+                    path = "/v1/responses" if live.endswith("responses") else "/v1/chat/completions"
+                    req = json.loads(body or b"{}")
+                    prompt = _last_prompt(req)
+                    with server.lock:
+                        server.counts["live"] += 1  # a call that did not go through the batch API
+                        server.live.append((path, req))
+                        server.seen.append({"path": self.path, "body": req, "auth": self.headers.get("Authorization")})
+                        server.prompts.append(prompt)
+                        empty = server.empty is not None and server.empty(len(server.prompts), prompt)
+                        if empty:
+                            server.failed.append(prompt)
+                    reply = _completion(req, server.reply(prompt), path)
+                    if empty:
+                        reply["choices"] = []
+                    server.live_usage.append(_usage(reply))
+                    return self._send(200, reply)
                 return self._send(404, {"error": {"message": f"no route {path}"}})
 
             def do_GET(self):  # noqa: N802
@@ -234,7 +261,17 @@ class BatchServer:
 
     # lifecycle ----------------------------------------------------------
 
-    def start(self) -> BatchServer:
+    @property
+    def url(self) -> str:
+        return self.base_url
+
+    def model(self, name: str = "openai/gpt-4o"):
+        """An Inspect model of this server (Chat Completions; a dummy key; not memoized)."""
+        from inspect_ai.model import get_model
+
+        return get_model(name, base_url=self.url, api_key="sk-dummy-for-test", memoize=False, responses_api=False)
+
+    def start(self) -> OpenAIServer:
         self._thread.start()
         self._timer.start()
         return self
@@ -244,7 +281,7 @@ class BatchServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def __enter__(self) -> BatchServer:
+    def __enter__(self) -> OpenAIServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -264,3 +301,12 @@ def _multipart_file(body: bytes, content_type: str) -> bytes:
             _, _, data = part.partition(b"\r\n\r\n")
             return data.rstrip(b"\r\n")
     raise ValueError("no file part in the upload")
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -4,10 +4,13 @@ Inspect records a base URL in the log only when it was given as
 ``--model-base-url`` (or ``base_url=``); a URL taken from the environment
 (``OPENAI_BASE_URL``, ``INSPECT_EVAL_MODEL_BASE_URL``, ...) leaves no trace.
 :func:`resolve_endpoint` works out at run time which URL the provider will use
-and where it came from; the suite runner records it as task metadata
-``conflict_eval_endpoint`` (``{"url", "source"}``), which the report reads.
-A log without it (a plain ``inspect eval`` run) says the endpoint was not
-recorded unless Inspect recorded a URL: never "default endpoint" on a guess.
+and where it came from (:func:`model_endpoint` for a model object). Our tasks
+record it as task metadata ``conflict_eval_endpoint`` (``{model: {"url",
+"source"}}``), which the report reads: ``compose_task`` and the named tasks for
+the model Inspect builds them for (:func:`active_endpoint`: ``inspect eval``,
+``conflict-eval run``), the suite runner for each suite model. A log without it
+says the endpoint was not recorded unless Inspect recorded a URL: never
+"default endpoint" on a guess.
 
 :func:`redact_url` strips user info, secret query parameters and fragments;
 :func:`redact` applies it to every URL inside a string or nested value, and
@@ -87,3 +90,31 @@ def endpoint_text(model: str, base_url: str | None, recorded: dict | None) -> st
     if base_url:
         return f"{redact_url(base_url)} (--model-base-url)"
     return UNRECORDED
+
+
+def model_endpoint(model) -> dict[str, str | None]:
+    """:func:`resolve_endpoint` of an Inspect ``Model``: a base URL given to it (flag or
+    ``base_url`` model arg), else the environment, else one its provider resolved itself."""
+    found = resolve_endpoint(str(model), model.explicit_base_url)
+    if found["url"] is None and model.api.base_url:
+        return {"url": redact_url(model.api.base_url), "source": f"provider {str(model).split('/')[0]} base URL"}
+    return found
+
+
+def active_endpoint() -> dict[str, dict[str, str | None]]:
+    """``{model: {"url", "source"}}`` for the model Inspect is building a task for (its
+    active model while it resolves tasks); ``{}`` outside an eval. Never builds a model:
+    ``INSPECT_EVAL_MODEL`` is set aside while asking, so only an active model answers.
+    Inspect leaves the last active model set after an eval; the entry is keyed by model
+    name, and the report reads only the entry of the log's own model."""
+    from inspect_ai.model import get_model
+
+    saved = os.environ.pop("INSPECT_EVAL_MODEL", None)
+    try:
+        model = get_model()
+    except Exception:  # noqa: BLE001 -- no eval in progress
+        return {}
+    finally:
+        if saved is not None:
+            os.environ["INSPECT_EVAL_MODEL"] = saved
+    return {str(model): model_endpoint(model)}
