@@ -4,15 +4,14 @@ a YAML or JSON file (JSON when the text starts with ``{``), exact model names, a
 ``ModelCost`` fields; a bad file is an error naming the file, the model and the field."""
 
 import json
+import subprocess
+import sys
 
 import pytest
-from inspect_ai import Task, eval as inspect_eval
-from inspect_ai.dataset import Sample
-from inspect_ai.model import ModelCost, ModelUsage, compute_model_cost, get_model_info, set_model_info
+from inspect_ai.model import ModelCost, ModelUsage, compute_model_cost
 
 from conflict_eval.report.costs import COST_FIELDS, load_model_cost_config, load_prices
 from conflict_eval.runs.estimate import model_price
-from conflict_eval.testing import scripted_model
 
 YAML = """\
 # USD per 1M tokens
@@ -89,26 +88,45 @@ def test_a_missing_file(tmp_path):
         load_model_cost_config(tmp_path / "nope.yaml")
 
 
+INSPECT_EVAL = """
+import json, sys
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.model import get_model_info
+from conflict_eval.testing import scripted_model
+task = Task(dataset=[Sample(input="hi", target="hi")])
+try:
+    [log] = eval(task, model=scripted_model(["hi"]), model_cost_config=sys.argv[1], display="none",
+                 log_dir=sys.argv[2])
+except Exception as ex:
+    print(json.dumps({"error": str(ex)}))
+else:
+    print(json.dumps({"status": log.status, "cost": get_model_info("openai/gpt-4o-mini").cost.model_dump()}))
+"""
+
+
 def test_what_inspect_accepts_and_rejects_we_do_too(tmp_path):
     """The same files given to Inspect's own eval(model_cost_config=FILE): the
-    prices it sets are the ones read here; a file without cache prices it refuses."""
+    prices it sets are the ones read here; a file without cache prices it refuses.
+    Each eval runs in its own process: Inspect keeps prices process-wide, and an
+    eval that refuses its cost config leaves Inspect's "an eval is running" flag set
+    for the rest of the process."""
     good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
     good.write_text("openai/gpt-4o-mini: {input: 0.5, output: 2, input_cache_write: 0.6, input_cache_read: 0.05}\n")
     bad.write_text("openai/gpt-4o-mini: {input: 0.5, output: 2}\n")
-    task = Task(dataset=[Sample(input="hi", target="hi")])
-    before = get_model_info("openai/gpt-4o-mini")
-    try:
-        [log] = inspect_eval(task, model=scripted_model(["hi"]), model_cost_config=str(good), display="none",
-                             log_dir=str(tmp_path / "logs"))
-        assert log.status == "success", log.error
-        assert get_model_info("openai/gpt-4o-mini").cost == load_model_cost_config(good)["openai/gpt-4o-mini"]
-        with pytest.raises(Exception, match="input_cache_write"):
-            inspect_eval(task, model=scripted_model(["hi"]), model_cost_config=str(bad), display="none",
-                         log_dir=str(tmp_path / "logs"))
-        with pytest.raises(ValueError, match="field 'input_cache_write' is missing"):
-            load_model_cost_config(bad)
-    finally:
-        set_model_info("openai/gpt-4o-mini", before)  # Inspect keeps prices process-wide
+
+    def inspect_reads(path):
+        done = subprocess.run([sys.executable, "-c", INSPECT_EVAL, str(path), str(tmp_path / "logs")],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    accepted = inspect_reads(good)
+    assert accepted["status"] == "success"
+    assert ModelCost(**accepted["cost"]) == load_model_cost_config(good)["openai/gpt-4o-mini"]
+    assert "input_cache_write" in inspect_reads(bad)["error"]
+    with pytest.raises(ValueError, match="field 'input_cache_write' is missing"):
+        load_model_cost_config(bad)
 
 
 def test_the_fallback_price_file_keeps_its_own_format(tmp_path):
