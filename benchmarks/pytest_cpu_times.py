@@ -5,7 +5,9 @@ times to mean much (CPU time is close to what the test costs on quiet cores).
     PYTHONPATH=benchmarks python -m pytest -p pytest_cpu_times [--cpu-times-out FILE]
 
 Prints the 25 costliest files at the end; ``--cpu-times-out`` writes every
-test's ``cpu_s`` and ``wall_s`` as JSON lines. Used for
+test's ``cpu_s`` and ``wall_s`` (setup, call and teardown) as JSON lines. Works
+under pytest-xdist (``-n``): each worker measures its own tests and the figures
+travel to the controller with the test's teardown report. Used for
 ``benchmarks/results/test_suite_time.md``.
 """
 
@@ -19,6 +21,7 @@ from collections import Counter
 import pytest
 
 _rows: list[dict] = []
+_start: dict[str, tuple[float, float]] = {}
 
 
 def _cpu() -> float:
@@ -30,11 +33,31 @@ def pytest_addoption(parser):
     parser.addoption("--cpu-times-out", default=None, help="write per-test CPU and wall seconds (JSON lines)")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logstart(nodeid, location):
+    _start[nodeid] = (_cpu(), time.monotonic())
+
+
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    cpu, wall = _cpu(), time.monotonic()
-    yield
-    _rows.append({"test": item.nodeid, "cpu_s": round(_cpu() - cpu, 3), "wall_s": round(time.monotonic() - wall, 3)})
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if call.when == "teardown" and item.nodeid in _start:
+        cpu, wall = _start.pop(item.nodeid)
+        report.user_properties.append(("cpu_times", (round(_cpu() - cpu, 3), round(time.monotonic() - wall, 3))))
+
+
+def pytest_runtest_logreport(report):
+    """Runs in the process that reports (the controller under xdist)."""
+    if report.when != "teardown":
+        return
+    for key, value in report.user_properties:
+        if key == "cpu_times":
+            row = {"test": report.nodeid, "cpu_s": value[0], "wall_s": value[1]}
+            worker = getattr(report, "node", None)
+            if worker is not None:
+                row["worker"] = worker.gateway.id
+            _rows.append(row)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -19,6 +19,24 @@ SHARED_DATA = Path(os.environ.get("CONFLICT_EVAL_SHARED_DATA") or REPO.parent / 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+def pytest_configure(config):
+    """Under pytest-xdist (``-n N``), worker i of N keeps every N-th usable core.
+
+    The offline model sizes its llama.cpp threads from the usable cores
+    (``os.sched_getaffinity``); unpinned, two workers each decode with every core
+    and their spinning thread barriers contend (measured in
+    ``benchmarks/results/test_suite_time.md``). Subprocesses inherit the share.
+    ``CONFLICT_EVAL_TEST_PIN=0`` turns this off."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if (not worker.startswith("gw") or count < 2 or os.environ.get("CONFLICT_EVAL_TEST_PIN") == "0"
+            or not hasattr(os, "sched_setaffinity")):
+        return
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) >= count:
+        os.sched_setaffinity(0, cores[int(worker[2:]) % count::count])
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """``../shared/data`` (real benchmark samples); skipped only where it is absent."""

@@ -74,9 +74,9 @@ def test_hostile_and_long_replies_stay_linear():
     import time
 
     for text in ("Document 2 says '<a>B</a>' " * 2000, '"' * 20_000 + "answer is A", "> answer is B\n" * 3000):
-        t = time.process_time()  # CPU time: a loaded machine does not fail it
+        t = time.thread_time()  # this thread's CPU time: a loaded machine (or another thread) does not fail it
         parse_choice(text)
-        assert time.process_time() - t < 2.0
+        assert time.thread_time() - t < 2.0
 
 
 # ---------------------------------------------------------------- End-to-End

@@ -328,9 +328,9 @@ def test_answer_regex_no_longer_backtracks():
     for reply in ("So the answer is: (1) Paraphrase Answer:" + " " * 100_000 + "x",
                   "So the answer is: (1) Paraphrase Answer:" + " \n" * 50_000,
                   "Paraphrase Answer: " * 5_000 + "(2) Answer List: [" * 5_000):
-        t = time.process_time()
+        t = time.thread_time()
         parse_answer(reply)
-        assert time.process_time() - t < 0.5
+        assert time.thread_time() - t < 0.5
 
 
 def test_parse_sources():
@@ -382,20 +382,20 @@ def test_parsers_are_total(text):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=8).map("".join), st.sampled_from([10_000, 100_000]))
 def test_parsers_are_fast_on_long_adversarial_text(unit, size):
-    # CPU time of this process (time.process_time), so a loaded machine does not fail it
+    # CPU time of this thread (time.thread_time: other threads of the process, e.g. a model's left by an earlier test, do not count), so a loaded machine does not fail it
     text = (unit * (size // len(unit) + 1))[:size]
     limit = 0.1 if size == 10_000 else 1.0
     for fn in (try_parse_tree, parse_answer, lambda s: parse_sources(s, ["text"]),
                lambda s: parse_closed_book(s, "cot")):
-        t = time.process_time()
+        t = time.thread_time()
         fn(text)
-        assert time.process_time() - t < limit, (fn, unit[:40], size)
-    t = time.process_time()
+        assert time.thread_time() - t < limit, (fn, unit[:40], size)
+    t = time.thread_time()
     try:
         parse_operator(text)
     except TreeError:
         pass
-    assert time.process_time() - t < limit
+    assert time.thread_time() - t < limit
 
 
 # Hand-written trees in the shapes of the authors' other released sets (MuSiQue,

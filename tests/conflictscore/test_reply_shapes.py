@@ -306,9 +306,9 @@ HOSTILE = [
 @pytest.mark.parametrize("name", list(PARSERS))
 @pytest.mark.parametrize("text", HOSTILE, ids=[f"hostile{i}" for i in range(len(HOSTILE))])
 def test_hostile_inputs_are_fast_and_never_raise(name, text):
-    start = time.process_time()
+    start = time.thread_time()
     PARSERS[name](text)
-    assert time.process_time() - start < 0.5  # 100 kB inputs (the caps make the work bounded)
+    assert time.thread_time() - start < 0.5  # 100 kB inputs (the caps make the work bounded)
 
 
 _ALPHABET = st.sampled_from(list('{}[]"\\:,-*•#>`\n \t“”–—')) | st.characters(blacklist_categories=())
@@ -333,9 +333,9 @@ def test_10kb_inputs_stay_under_100ms(unit):
     text = (unit * (10_000 // len(unit) + 1))[:10_000]
     for name, fn in PARSERS.items():
         # CPU time of this process: the machine running the tests may be shared
-        start = time.process_time()
+        start = time.thread_time()
         fn(text)
-        elapsed = time.process_time() - start
+        elapsed = time.thread_time() - start
         assert elapsed < 0.1, (name, elapsed, text[:80])
 
 
