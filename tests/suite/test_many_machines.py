@@ -179,12 +179,14 @@ def test_a_killed_attempt_is_set_aside_and_its_calls_count(tmp_path):
             for ev in s.events if isinstance(ev, ModelEvent) and ev.output is not None and ev.output.usage]
     assert len(lost) == 1 and lost[0] > 0  # the killed sample's first call
     tokens = final_log.stats.model_usage["scripted/slow"].input_tokens + sum(lost)
-    price = {"scripted/slow": {"input": 1.0, "output": 0.0}}  # $1 per 1M input tokens
+    price = {"scripted/slow": {"input": 1.0, "output": 0.0, "input_cache_write": 1.0,
+                             "input_cache_read": 1.0}}  # $1 per 1M input tokens
     board = build_leaderboard([log_dir], bootstrap=0, cost_config=price)
     [row] = board["rows"]
     assert row.complete and row.n == 4 and board["stats"]["duplicates_dropped"] == 0
     assert row.cost_total == pytest.approx(tokens / 1e6)
     from conflict_eval.report.costs import load_model_cost_config  # the budget's own price form
 
-    (tmp_path / "costs.yaml").write_text("scripted/slow: {input: 1.0, output: 0.0}\n")
+    (tmp_path / "costs.yaml").write_text(
+        "scripted/slow: {input: 1.0, output: 0.0, input_cache_write: 1.0, input_cache_read: 1.0}\n")
     assert spent_in_logs(log_dir, load_model_cost_config(tmp_path / "costs.yaml")) == pytest.approx(tokens / 1e6)
