@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -78,12 +79,26 @@ def _user_errors() -> tuple[type[BaseException], ...]:
             FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 
 
+def _take_back_sigint() -> None:
+    """Handle SIGINT even when it was inherited as ignored.
+
+    A process started in the background by a shell without job control (``nohup
+    conflict-eval suite run ... &``, a CI script) starts with SIGINT ignored, so
+    Python never installs its KeyboardInterrupt handler. Ctrl-C, ``kill -INT`` and
+    the suite budget's stop (which cancels the run with SIGINT, as Ctrl-C does)
+    then do nothing, and a run stopped by its budget waits forever. Only an
+    ignored SIGINT is replaced; a handler someone installed is kept."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line. Errors in options, files and records print
     ``error: ...`` on stderr and return 2; any other exception prints a
     one-line report and returns 1. ``--debug`` (anywhere on the line) shows
     the traceback instead."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _take_back_sigint()
     debug = "--debug" in argv
     if debug:  # accepted after the subcommand too
         argv = [a for a in argv if a != "--debug"]

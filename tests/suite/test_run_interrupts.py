@@ -41,3 +41,19 @@ def test_interrupted_run_says_so_and_eval_retry_finishes_it(tmp_path, sig, code,
     ids = [s.id for s in ok.samples]
     assert ok.results.completed_samples == ok.results.total_samples == 20
     assert len(ids) == len(set(ids)) == 20
+
+
+def test_ctrl_c_works_when_started_with_sigint_ignored(tmp_path, signal_when_held):
+    """A process started in the background by a shell without job control (``nohup
+    conflict-eval ... &``, a CI script) inherits SIGINT ignored; the CLI takes it
+    back, so Ctrl-C (and the suite budget's stop, which is a SIGINT) still cancels
+    the run instead of being lost and leaving it waiting forever."""
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    ignored = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+               "os.execv(sys.executable, [sys.executable, '-m', 'conflict_eval.cli'] + sys.argv[1:])")
+    cmd = [sys.executable, "-c", ignored, "run", "--model", "scripted/x", "-M", f"hold={hold}",
+           "-M", "hold_after=3", "--log-dir", str(tmp_path / "logs"), "--display", "none"]
+    res = signal_when_held(cmd, hold, signal.SIGINT, timeout=60)
+    assert res.returncode == 130, res.stdout + res.stderr
+    assert "interrupted (SIGINT)" in res.stderr
