@@ -183,3 +183,12 @@ def short_heads(keys: Iterable[TaskKey]) -> dict[str, str]:
             shown = {n: k.options[n] for n in differ if n in k.options}
             out[k.label] = head + (f" ({', '.join(f'{n}={v}' for n, v in shown.items())})" if shown else "")
     return out
+
+
+def cell_label(log) -> str:
+    """The task label of a log's cell (``log``: an Inspect ``EvalLog``), as the
+    leaderboard names it: the task and its arguments, secrets stripped."""
+    from conflict_eval.components.endpoint import redact
+
+    ev = log.eval
+    return task_key(ev.task_registry_name or ev.task, redact(ev.task_args_passed or {}), redact(ev.metadata or {})).label

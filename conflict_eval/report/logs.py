@@ -155,12 +155,6 @@ def _header(log) -> dict[str, Any]:
     })
 
 
-def cell_label(log) -> str:
-    """The task label of a log's cell, as :func:`_read_evals` names it."""
-    ev = log.eval
-    return task_key(ev.task_registry_name or ev.task, redact(ev.task_args_passed or {}), redact(ev.metadata or {})).label
-
-
 def _read_evals(paths: list[str], roots: list[Path]) -> dict[str, EvalFacts]:
     from inspect_ai.analysis import EvalColumn, evals_df
 

@@ -111,8 +111,7 @@ def cell_spend(evals: dict[str, Any], records: list, cost_config: dict, prices: 
                attempts: list[str] = (), kept: list[str] = ()) -> dict[tuple, float | None]:
     """``{(model, task): $ total}`` over every log file of each cell and the superseded
     ``attempts`` set aside beside the ``kept`` logs (see module docstring)."""
-    from .grouping import row_key
-    from .logs import cell_label
+    from .grouping import cell_label, row_key
 
     flushed: dict[str, float | None] = defaultdict(float)  # per log: its samples' usage (uuid once)
     seen: set = set()
