@@ -191,7 +191,22 @@ def read_passages(path: str | Path | list, stats: dict | None = None) -> list[Do
 # text
 
 
-class TextSource:
+class _SearcherSource:
+    """A knowledge source that searches one opened corpus (``self.searcher``)."""
+
+    searcher: Any
+
+    def search(self, query: str, k: int = 3) -> list[Hit]:
+        return self.searcher.search(query, k)
+
+    async def asearch(self, query: str, k: int = 3) -> list[Hit]:
+        return await search_async(self.searcher, query, k)
+
+    def describe(self) -> dict:
+        return self.searcher.describe()
+
+
+class TextSource(_SearcherSource):
     """Passage retrieval over a corpus (AtomR's Wikipedia source): a corpus
     file indexed in memory, an index directory (``conflict-eval index
     build``) or a search server (``es+http://...``, ``colbert+http://...``);
@@ -207,14 +222,6 @@ class TextSource:
         self.searcher = open_corpus(corpus, retriever)
         self.size = getattr(self.searcher, "size", None)
 
-    def search(self, query: str, k: int = 3) -> list[Hit]:
-        return self.searcher.search(query, k)
-
-    async def asearch(self, query: str, k: int = 3) -> list[Hit]:
-        return await search_async(self.searcher, query, k)
-
-    def describe(self) -> dict:
-        return self.searcher.describe()
 
 
 # --------------------------------------------------------------------------
@@ -463,7 +470,7 @@ def read_pages(path: str | Path | list, chunk_words: int = 100, max_chunks: int 
     return docs
 
 
-class WebPagesSource:
+class WebPagesSource(_SearcherSource):
     """Offline web search: BM25 over pre-fetched pages (AtomR's Google source,
     offline); ``pages`` may also be an index directory or a search server."""
 
@@ -476,14 +483,6 @@ class WebPagesSource:
         self.searcher = open_corpus(pages, retriever, fmt="pages")
         self.size = getattr(self.searcher, "size", None)
 
-    def search(self, query: str, k: int = 3) -> list[Hit]:
-        return self.searcher.search(query, k)
-
-    async def asearch(self, query: str, k: int = 3) -> list[Hit]:
-        return await search_async(self.searcher, query, k)
-
-    def describe(self) -> dict:
-        return self.searcher.describe()
 
 
 class SerpApiSource:
