@@ -36,7 +36,13 @@ def _reply(prompt: str) -> str:
     return "B</a>"
 
 
-def _suite(tmp_path, batch_b="true", a="fake-a", b="fake-b"):
+# model b leaves the batch size to Inspect (its default) but not the timing: Inspect's
+# default send delay and tick are 15 s each, 30 s of waiting for the same check;
+# that `batch: true` reaches Inspect unchanged is checked without a server below
+B_TIMING = "{send_delay: 0.3, tick: 0.2}"
+
+
+def _suite(tmp_path, batch_b=B_TIMING, a="fake-a", b="fake-b"):
     (tmp_path / "costs.yaml").write_text(json.dumps({f"openai/{a}": PRICE, f"openai/{b}": PRICE}))
     path = tmp_path / "batched.yaml"
     path.write_text(SUITE.format(batch_b=batch_b, a=a, b=b))
@@ -61,11 +67,28 @@ def test_batch_values_are_checked(tmp_path):
     assert parse_batch_flag("") is True and parse_batch_flag("500") == 500
     (tmp_path / "b.yaml").write_text("size: 50\ntick: 2\n")
     assert parse_batch_flag(str(tmp_path / "b.yaml")) == {"size": 50, "tick": 2}
-    assert [m.batch for m in _suite(tmp_path).models] == [{"size": 4, "send_delay": 0.3, "tick": 0.2}, True]
+    assert [m.batch for m in _suite(tmp_path).models] == [{"size": 4, "send_delay": 0.3, "tick": 0.2},
+                                                          {"send_delay": 0.3, "tick": 0.2}]
+    assert [m.batch for m in _suite(tmp_path, batch_b="true").models][1] is True
     (tmp_path / "bad.yaml").write_text("name: x\nmodels:\n  - model: openai/a\n    batch: {sise: 3}\n"
                                        "tasks: [conflict_eval/run]\n")
     with pytest.raises(SuiteError, match=r"line 4: models\[0\]\.batch: unknown BatchConfig field"):
         load_suite(tmp_path / "bad.yaml")
+
+
+@pytest.mark.parametrize("value,expected", [("true", True), ("1000", 1000), ("false", False)])
+def test_batch_reaches_inspect_unchanged(tmp_path, value, expected):
+    """`batch: true` (Inspect's default size and timing) and `batch: N` are passed to
+    Inspect's GenerateConfig as written; a mapping becomes a BatchConfig."""
+    from inspect_ai.model import BatchConfig
+
+    from conflict_eval.runs.run import build_cells, model_config
+
+    suite = _suite(tmp_path, batch_b=value)
+    assert model_config(suite.models[1]).batch == expected and type(model_config(suite.models[1]).batch) is type(expected)
+    assert model_config(suite.models[0]).batch == BatchConfig(size=4, send_delay=0.3, tick=0.2)
+    cells = build_cells(suite, connect=False, model_cost_config=suite.eval["model_cost_config"])
+    assert {c.model.model: model_config(c.model).batch for c in cells}["openai/fake-b"] == expected
 
 
 @pytest.mark.slow
