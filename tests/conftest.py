@@ -19,6 +19,27 @@ SHARED_DATA = Path(os.environ.get("CONFLICT_EVAL_SHARED_DATA") or REPO.parent / 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+def _repo_logs() -> set[str]:
+    return {str(p) for p in (REPO / "logs").rglob("*")} if (REPO / "logs").is_dir() else set()
+
+
+def pytest_sessionstart(session):
+    session.config._conflict_eval_repo_logs = _repo_logs()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A test run leaves nothing in the checkout's ``logs/`` (Inspect's default log
+    folder): every eval goes to a temp folder (``INSPECT_LOG_DIR``, set per test below)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # the controller checks once, after every worker has finished
+    new = sorted(_repo_logs() - getattr(session.config, "_conflict_eval_repo_logs", set()))
+    if new:
+        session.config.get_terminal_writer().line(
+            f"FAILED: the tests wrote {len(new)} file(s) into {REPO / 'logs'}, e.g. {new[0]}: "
+            "pass log_dir= (the log_dir fixture) or leave INSPECT_LOG_DIR to the conftest", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_configure(config):
     """Under pytest-xdist (``-n N``), worker i of N keeps every N-th usable core.
 
@@ -54,6 +75,8 @@ def log_dir(tmp_path) -> str:
 def _no_network(monkeypatch, tmp_path_factory):
     """Downloads are refused (file:// still works) and cached in a temp dir."""
     monkeypatch.setenv("CONFLICT_EVAL_OFFLINE", "1")
+    # Inspect's default log folder is ./logs, the checkout itself when pytest runs from it
+    monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path_factory.getbasetemp() / "inspect-default-logs"))
 
 
 @pytest.fixture

@@ -11,7 +11,9 @@ pytestmark = pytest.mark.slow
 
 
 def _run(args, cwd):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    # no INSPECT_LOG_DIR (the conftest's): these runs check the default, ./logs under cwd (a temp folder)
+    env = {k: v for k, v in os.environ.items() if k != "INSPECT_LOG_DIR"}
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env, timeout=900)
 
 
