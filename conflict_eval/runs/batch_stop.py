@@ -58,7 +58,7 @@ _DROP_HEADERS = {"content-length", "content-type", "host", "transfer-encoding", 
 class SubmittedBatch:
     id: str
     model: str
-    url: str  # the Batches endpoint it was created at (``.../batches``, query kept)
+    url: str  # the batch's own URL (``.../batches/{id}``, query kept)
     status: str
     requests: int | None = None  # request_counts.total, once the provider reports it
     completed: int | None = None  # request_counts.completed
@@ -67,7 +67,7 @@ class SubmittedBatch:
 
     def cancel_url(self) -> str:
         base, _, query = self.url.partition("?")
-        return f"{base.rstrip('/')}/{self.id}/cancel" + (f"?{query}" if query else "")
+        return f"{base.rstrip('/')}/cancel" + (f"?{query}" if query else "")
 
     def cancel_command(self) -> str:
         provider = self.model.split("/", 1)[0].upper().replace("-", "_")
@@ -86,6 +86,13 @@ def _counts(data: dict) -> tuple[int | None, int | None]:
     counts = data.get("request_counts") or {}
     total = counts.get("total")
     return (total if total else None), counts.get("completed")
+
+
+def _requests(batches: list[SubmittedBatch]) -> str:
+    """"N requests", saying so where the provider had not counted a batch's requests yet."""
+    n = sum(b.requests or 0 for b in batches)
+    uncounted = sum(1 for b in batches if b.requests is None)
+    return f"{n} requests" + (f"; {uncounted} batch(es) not yet counted by the provider" if uncounted else "")
 
 
 class BatchWatch:
@@ -127,15 +134,14 @@ class BatchWatch:
         total, completed = _counts(data)
         with self._lock:
             batch = self.batches.get(data["id"])
-            if batch is None and creating:
-                url = str(request.url)
+            if batch is None:  # created, or first polled (Together creates its batches with another client)
+                base, _, query = str(request.url).partition("?")
+                url = (f"{base.rstrip('/')}/{data['id']}" if creating else base) + (f"?{query}" if query else "")
                 headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_HEADERS
                            and not k.lower().startswith("x-stainless")}
                 batch = self.batches[data["id"]] = SubmittedBatch(data["id"], model_name, url, "validating",
                                                                   headers=headers)
-            if batch is None:
-                return
-            batch.status = str(data.get("status") or batch.status)
+            batch.status = str(data.get("status") or batch.status).lower()
             batch.requests = total or batch.requests
             batch.completed = completed if completed is not None else batch.completed
 
@@ -163,9 +169,8 @@ class BatchWatch:
         say = say or (lambda text: print(text, file=sys.stderr, flush=True))
         running = self.running()
         if running:
-            n = sum(b.requests or 0 for b in running)
-            say(f"cancelling {len(running)} batch(es) still running at the provider"
-                + (f" ({n} requests)" if n else "") + " (Ctrl-C again to leave them running)")
+            say(f"cancelling {len(running)} batch(es) still running at the provider ({_requests(running)})"
+                " (Ctrl-C again to leave them running)")
         cancelled: list[SubmittedBatch] = []
         finished: list[SubmittedBatch] = []
         try:
@@ -182,7 +187,7 @@ class BatchWatch:
                     continue
                 total, completed = _counts(data)
                 with self._lock:
-                    b.status = str(data.get("status") or b.status)
+                    b.status = str(data.get("status") or b.status).lower()
                     b.requests = total or b.requests
                     b.completed = completed if completed is not None else b.completed
                 if b.status in CANCELLED:
@@ -195,9 +200,8 @@ class BatchWatch:
             self._say_left(say, [b for b in running if b not in cancelled and b not in finished])
             raise
         if cancelled:
-            n = sum(b.requests or 0 for b in cancelled)
             billed = sum(b.completed or 0 for b in cancelled)
-            say(f"cancelled {len(cancelled)} batch(es) ({n} requests) at the provider"
+            say(f"cancelled {len(cancelled)} batch(es) ({_requests(cancelled)}) at the provider"
                 + (f"; {billed} request(s) had already completed there (billed, results not read)" if billed else ""))
         if finished:
             say(f"{len(finished)} batch(es) had already finished at the provider (billed, results not read): "

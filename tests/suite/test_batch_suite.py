@@ -316,3 +316,53 @@ def test_a_second_ctrl_c_leaves_at_once_and_lists_the_batches(tmp_path, monkeypa
     assert [(b["id"], b["model"], b["cancel"]) for b in stop["batches"]["still_running"]] == \
         [(bid, "openai/fake-n", command)]
     assert "test-key-not-secret" not in json.dumps(stop)  # the key is never written
+
+
+def test_batch_watch_reads_the_providers_answers_and_lists_what_it_could_not_cancel(capsys):
+    """The watch learns a batch from its creation or its first poll (Together creates
+    batches with another client), keeps the status the provider reports, and a cancel the
+    provider refuses leaves the batch listed with its command; a model whose client it
+    cannot see is reported as unwatched, not passed over."""
+    import asyncio
+    import io
+
+    from inspect_ai.model import get_model
+    from openai import AsyncOpenAI
+
+    from conflict_eval.runs.batch_stop import BatchWatch
+
+    with OpenAIServer(_reply, delay=60, lifetime=30) as srv:
+        model = srv.model("openai/fake-p")
+        hooks = model.api.http_client.event_hooks["response"]
+        before = len(hooks)
+        watch = BatchWatch()
+        assert watch.watch("openai/fake-p", model) and watch.watch("openai/fake-p", model)
+        assert len(hooks) == before + 1  # hooked once
+        assert not watch.watch("anthropic/claude-x", get_model("mockllm/model"))
+        client = model.api.client  # the model's own OpenAI client: its requests pass the hook
+        other = AsyncOpenAI(base_url=srv.url, api_key="sk-other")  # not watched
+        line = json.dumps({"custom_id": "r1", "method": "POST", "url": "/v1/chat/completions",
+                           "body": {"model": "fake-p", "messages": [{"role": "user", "content": "hi"}]}})
+
+        async def submit():
+            ids = []
+            for c in (client, other):  # the second is made elsewhere, then polled by the model's client
+                f = await c.files.create(file=("b.jsonl", io.BytesIO(line.encode())), purpose="batch")
+                ids.append((await c.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions",
+                                                   completion_window="24h")).id)
+            await client.batches.retrieve(ids[1])
+            return ids
+
+        a, b = asyncio.run(submit())
+        assert sorted(x.id for x in watch.running()) == sorted([a, b])
+        assert watch.batches[b].status == "in_progress" and watch.batches[b].requests == 1
+        del srv.batches[b]  # the provider no longer knows it: its cancel fails (HTTP 404)
+        record = watch.stop()
+    err = capsys.readouterr().err
+    assert "cancelled 1 batch(es) (1 requests) at the provider" in err
+    assert f"{b} (openai/fake-p, 1 requests; HTTP 404: no batch {b})" in err
+    assert "batches of anthropic/claude-x are not visible" in err
+    assert [x["id"] for x in record["cancelled"]] == [a] and record["unwatched_models"] == ["anthropic/claude-x"]
+    [left] = record["still_running"]
+    assert left["id"] == b and left["cancel"] == (f"curl -X POST '{srv.base_url}/batches/{b}/cancel' "
+                                                  "-H \"Authorization: Bearer $OPENAI_API_KEY\"")
