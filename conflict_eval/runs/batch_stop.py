@@ -49,6 +49,7 @@ from typing import Any, Callable
 FINISHED = frozenset({"completed", "failed", "expired", "cancelled"})
 CANCELLED = frozenset({"cancelling", "cancelled"})
 CANCEL_TIMEOUT = 10.0  # seconds per cancel request
+CANCEL_DEADLINE = 30.0  # seconds for all of them; the batches not tried by then are listed
 # request headers never replayed on a cancel (the body's, the transport's, Inspect's request id)
 _DROP_HEADERS = {"content-length", "content-type", "host", "transfer-encoding", "connection", "accept-encoding",
                  "idempotency-key", "x-irid"}
@@ -162,8 +163,11 @@ class BatchWatch:
                 "still_running": [b.public(command=True) for b in still],
                 "unwatched_models": sorted(self.unwatched)}
 
-    def stop(self, say: Callable[[str], None] | None = None, timeout: float = CANCEL_TIMEOUT) -> dict[str, Any] | None:
+    def stop(self, say: Callable[[str], None] | None = None, timeout: float = CANCEL_TIMEOUT,
+             deadline: float = CANCEL_DEADLINE) -> dict[str, Any] | None:
         """Cancel every batch still running at the provider; say what happened; the stop record's ``batches``."""
+        import time
+
         import httpx
 
         say = say or (lambda text: print(text, file=sys.stderr, flush=True))
@@ -173,10 +177,15 @@ class BatchWatch:
                 " (Ctrl-C again to leave them running)")
         cancelled: list[SubmittedBatch] = []
         finished: list[SubmittedBatch] = []
+        end = time.monotonic() + deadline
         try:
             for b in running:
+                left = end - time.monotonic()
+                if left <= 0:
+                    b.error = f"not tried: the cancels took over {deadline:.0f} s"
+                    continue
                 try:
-                    r = httpx.post(b.cancel_url(), headers=b.headers, timeout=timeout)
+                    r = httpx.post(b.cancel_url(), headers=b.headers, timeout=min(timeout, left))
                     data = r.json() if r.content else {}
                 except (httpx.HTTPError, ValueError) as exc:
                     b.error = f"{type(exc).__name__}: {exc}"
