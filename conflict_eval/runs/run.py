@@ -6,6 +6,8 @@ logs behind it. :func:`run_suite` therefore judges the run by the logs
 (:mod:`conflict_eval.runs.status`), handles SIGTERM like SIGINT (so a
 ``kill`` closes the logs as ``cancelled`` instead of leaving them
 ``started``), and stops at a suite-wide budget (:mod:`conflict_eval.runs.budget`).
+After Ctrl-C or SIGTERM, the batches a batched model left running at the
+provider are cancelled there (:mod:`conflict_eval.runs.batch_stop`).
 Inspect's own closing line, "Completed all tasks in 'LOG_DIR' successfully"
 even after Ctrl-C, is kept off the console (:class:`~conflict_eval.runs.signals.inspect_verdict_muted`).
 Re-running the same command resumes ``started``, ``cancelled`` and ``error``
