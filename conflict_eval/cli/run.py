@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     log_dir = args.log_dir or env_default(None, "INSPECT_LOG_DIR") or "logs"
     started = time.time()
     logs: list = []
+    watch = None
+    if batch is not None:  # the model is built here, so the batches it submits can be seen (runs.batch_stop)
+        from inspect_ai.model import get_model
+
+        from conflict_eval.runs.batch_stop import BatchWatch
+
+        if not model_args and os.environ.get("INSPECT_EVAL_MODEL_ARGS"):
+            model_args = parse_pairs(os.environ["INSPECT_EVAL_MODEL_ARGS"].split(), "-M")
+        name, model = model, get_model(model, memoize=False, **model_args)
+        watch = BatchWatch()
+        watch.watch(name, model)
     with SigtermAsSigint() as term:
         try:
             logs = inspect_eval(
@@ -118,6 +130,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
         except KeyboardInterrupt:
             logs = []
+        if watch is not None and (watch.running() or not logs or logs[0].status == "cancelled"):
+            watch.stop()  # nobody will read these batches' results: cancel them at the provider
     if not logs or logs[0].status == "cancelled":
         location = logs[0].location if logs else _newest_log(log_dir, started)
         location = location.removeprefix("file://") if location else None

@@ -7,6 +7,7 @@ whether they finished.
 * :mod:`.status` -- completion read from the logs (``suite status``);
 * :mod:`.estimate` -- calls, tokens and $ before a run (``suite estimate``);
 * :mod:`.budget` -- a suite-wide $ budget;
+* :mod:`.batch_stop` -- batches left at the provider by Ctrl-C or SIGTERM: cancelled, or listed;
 * :mod:`.cards` -- reproduction cards (``cards/*.yaml``): validation and the verdict;
 * :mod:`.reproduce` -- running a card: estimate, run, per-sample values for the paper-vs-ours table.
 

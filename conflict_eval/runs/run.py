@@ -6,6 +6,8 @@ logs behind it. :func:`run_suite` therefore judges the run by the logs
 (:mod:`conflict_eval.runs.status`), handles SIGTERM like SIGINT (so a
 ``kill`` closes the logs as ``cancelled`` instead of leaving them
 ``started``), and stops at a suite-wide budget (:mod:`conflict_eval.runs.budget`).
+After Ctrl-C or SIGTERM, the batches a batched model left running at the
+provider are cancelled there (:mod:`conflict_eval.runs.batch_stop`).
 Inspect's own closing line, "Completed all tasks in 'LOG_DIR' successfully"
 even after Ctrl-C, is kept off the console (:class:`~conflict_eval.runs.signals.inspect_verdict_muted`).
 Re-running the same command resumes ``started``, ``cancelled`` and ``error``
@@ -153,6 +155,7 @@ class SuiteRun:
     stop_reason: str | None = None  # "SIGINT", "SIGTERM", "budget", "incomplete" or None
     log_dir: str = ""
     spent_usd: float | None = None
+    batches: dict | None = None  # batches left at the provider and what was done with them (runs.batch_stop)
 
     def __iter__(self):
         return iter((self.success, self.logs))
@@ -215,6 +218,7 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
     interrupted = None
     logs: list = []
     batch, reserve = cells_batch_budget(cells) if budget is not None else ({}, {})
+    watch = watch_batches(cells)
     with SigtermAsSigint() as term, budget_guard(budget, out_dir, prices, batch=batch, reserve=reserve) as guard, \
             inspect_verdict_muted():
         try:
@@ -222,23 +226,46 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
                                metadata={"suite": suite.name, "shard": list(shard) if shard else None}, **options)
         except KeyboardInterrupt:
             interrupted = "SIGINT"
-    statuses = task_statuses(out_dir, [(c.model.model, c.label, c.estimate.samples) for c in cells])
-    left = incomplete(statuses)
-    reason = None
-    if left:
-        cancelled = any(s.status == "cancelled" for s in left)
-        if guard.stopped:
-            reason = "budget"
-        elif term.received:
-            reason = term.received
-        elif cancelled or interrupted:
-            reason = "SIGINT"
-        else:
-            reason = "incomplete"
-    if left:  # why the suite stopped short, for `suite status` and reports
-        write_stop(out_dir, reason, budget_usd=budget, spent_usd=guard.spent, submitted=guard.submitted(),
-                   tasks=[{"model": s.model, "task": s.label, "state": s.status, "done": s.done, "total": s.total}
-                          for s in left])
-    else:
+        statuses = task_statuses(out_dir, [(c.model.model, c.label, c.estimate.samples) for c in cells])
+        left = incomplete(statuses)
+        reason = None
+        if left:
+            cancelled = any(s.status == "cancelled" for s in left)
+            if guard.stopped:
+                reason = "budget"
+            elif term.received:
+                reason = term.received
+            elif cancelled or interrupted:
+                reason = "SIGINT"
+            else:
+                reason = "incomplete"
+
+        def stop(batches):  # why the suite stopped short, for `suite status` and reports
+            write_stop(out_dir, reason, budget_usd=budget, spent_usd=guard.spent, submitted=guard.submitted(),
+                       **({"batches": batches} if batches else {}),
+                       tasks=[{"model": s.model, "task": s.label, "state": s.status, "done": s.done,
+                               "total": s.total} for s in left])
+
+        batches = None
+        signalled = reason in ("SIGINT", "SIGTERM")
+        if left:  # written before the cancels: a second Ctrl-C leaves every batch listed as running
+            stop(watch.record() if signalled else None)
+        if watch.running() or (signalled and watch.unwatched):
+            batches = watch.stop()  # nobody will read these batches' results: cancel them at the provider
+            if left:
+                stop(batches)
+    if not left:
         write_stop(out_dir, None)
-    return SuiteRun(not left, logs, statuses, reason, out_dir, guard.spent)
+    return SuiteRun(not left, logs, statuses, reason, out_dir, guard.spent, batches)
+
+
+def watch_batches(cells: list[Cell]):
+    """A :class:`~conflict_eval.runs.batch_stop.BatchWatch` on the batched models of ``cells``."""
+    from conflict_eval.report.batch_prices import batched
+    from conflict_eval.runs.batch_stop import BatchWatch
+
+    watch = BatchWatch()
+    for c in cells:
+        if batched(c.model.model, c.model.batch) and c.task.model is not None:
+            watch.watch(c.model.model, c.task.model)
+    return watch

@@ -2,6 +2,9 @@
 against a local OpenAI-compatible batch server (tests/openai_server.py)."""
 
 import json
+import os
+import signal
+from collections import Counter
 
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
@@ -204,3 +207,162 @@ def test_conflict_eval_run_batch_flag(tmp_path, monkeypatch):
     assert all("Question:" not in json.dumps(b) for _, b in srv.live)
     [lg] = [read_eval_log(i) for i in list_eval_logs(str(tmp_path / "logs"))]
     assert lg.eval.model_generate_config.batch is not None or lg.plan.config.batch is not None
+
+
+class _SignalOn(Counter):
+    """The fake server's request counts, sending a signal to this process the first time
+    a request is counted: the event, from the server's thread, before it answers."""
+
+    def __init__(self, events: dict):
+        super().__init__()
+        self.events = dict(events)  # counts key -> signal
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        sig = self.events.pop(key, None)
+        if sig is not None:
+            os.kill(os.getpid(), sig)
+
+
+def _batched_server(monkeypatch, signal_on: dict | None = None):
+    """A server whose batches stay in progress (as a provider's do for hours) and that
+    sends SIGINT to this process when Inspect first polls a batch (it holds the batch's
+    ID then); ``signal_on`` adds or replaces {request counted: signal}."""
+    srv = OpenAIServer(_reply, delay=60, lifetime=60).start()
+    srv.counts = _SignalOn({"batches.retrieve": signal.SIGINT, **(signal_on or {})})
+    monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    return srv
+
+
+def test_ctrl_c_cancels_the_submitted_batches_then_a_rerun_resumes(tmp_path, monkeypatch, capsys):
+    """Ctrl-C while a batch is in progress at the provider: the batch is cancelled there,
+    the run says so, the stop record lists it, the log closes cancelled, and the same run
+    again answers every sample exactly once."""
+    from conflict_eval.runs.budget import read_stop
+
+    srv = _batched_server(monkeypatch)
+    try:
+        suite = _suite(tmp_path, a="fake-k", b="fake-l")
+        suite = type(suite)(**{**suite.__dict__, "models": suite.models[:1]})  # fake-k, batch size 4
+        run = run_suite(suite, tmp_path / "logs", display="none")
+        assert run.stop_reason == "SIGINT" and not run.success
+        assert srv.counts["batches.create"] == 1 and srv.counts["batches.cancel"] == 1
+        assert srv.running() == []  # nothing left at the provider
+        [bid] = srv.batches
+        err = capsys.readouterr().err
+        assert "cancelled 1 batch(es) (4 requests) at the provider" in err
+        expected = {"cancelled": [{"id": bid, "model": "openai/fake-k", "status": "cancelled", "requests": 4,
+                                   "completed": 0}],
+                    "finished_before_cancel": [], "still_running": [], "unwatched_models": []}
+        assert run.batches == expected
+        stop = read_stop(tmp_path / "logs")
+        assert stop["conflict_eval_stop_reason"] == "SIGINT" and stop["batches"] == expected
+        [lg] = [read_eval_log(i) for i in list_eval_logs(str(tmp_path / "logs"), recursive=True)]
+        assert lg.status == "cancelled" and not [s for s in lg.samples if s.scores]
+        srv.delay = 0.2  # the provider answers the resumed run's batch
+        again = run_suite(suite, tmp_path / "logs", display="none")
+        assert again.success, again.statuses
+        assert again.batches is None and read_stop(tmp_path / "logs") is None
+    finally:
+        srv.stop()
+    assert len(srv.custom_ids) == 4 and srv.counts["batches.create"] == 2  # only the new batch was answered
+    logs = [read_eval_log(i) for i in list_eval_logs(str(tmp_path / "logs"), recursive=True)]
+    [ok] = [lg for lg in logs if lg.status == "success"]
+    ids = [s.id for s in ok.samples]
+    assert len(ids) == len(set(ids)) == 4 and all(s.output.completion.endswith("B</a>") for s in ok.samples)
+
+
+def test_sigterm_of_conflict_eval_run_cancels_its_batch(tmp_path, monkeypatch, capsys):
+    """`conflict-eval run --batch` stopped by SIGTERM: exit 143, the log closes cancelled,
+    and the batch it had submitted is cancelled at the provider."""
+    from conflict_eval.cli import main
+
+    (tmp_path / "batch.yaml").write_text("size: 2\nsend_delay: 0.3\ntick: 0.2\n")
+    srv = _batched_server(monkeypatch, {"batches.retrieve": signal.SIGTERM})
+    try:
+        rc = main(["run", "--model", "openai/fake-m", "--batch", str(tmp_path / "batch.yaml"), "--limit", "2",
+                   "--log-dir", str(tmp_path / "logs"), "--display", "none"])
+    finally:
+        srv.stop()
+    err = capsys.readouterr().err
+    assert rc == 143, err
+    assert "interrupted (SIGTERM)" in err and "cancelled 1 batch(es) (2 requests) at the provider" in err
+    assert srv.running() == [] and srv.counts["batches.cancel"] == 1 and srv.custom_ids == []
+    [lg] = [read_eval_log(i, header_only=True) for i in list_eval_logs(str(tmp_path / "logs"))]
+    assert lg.status == "cancelled"
+
+
+def test_a_second_ctrl_c_leaves_at_once_and_lists_the_batches(tmp_path, monkeypatch, capsys):
+    """A second Ctrl-C while the batches are being cancelled stops at once; the batch is
+    listed as possibly still running with the command that cancels it, on the console and
+    in the stop record (written before the cancels began)."""
+    from conflict_eval.runs.budget import read_stop
+
+    srv = _batched_server(monkeypatch, {"batches.cancel": signal.SIGINT})
+    try:
+        suite = _suite(tmp_path, a="fake-n", b="fake-o")
+        suite = type(suite)(**{**suite.__dict__, "models": suite.models[:1]})
+        with pytest.raises(KeyboardInterrupt):
+            run_suite(suite, tmp_path / "logs", display="none")
+    finally:
+        srv.stop()
+    [bid] = srv.batches
+    command = f"curl -X POST '{srv.base_url}/batches/{bid}/cancel' -H \"Authorization: Bearer $OPENAI_API_KEY\""
+    err = capsys.readouterr().err
+    assert "1 batch(es) may still be running at the provider" in err and command in err
+    stop = read_stop(tmp_path / "logs")
+    assert stop["conflict_eval_stop_reason"] == "SIGINT"
+    assert [(b["id"], b["model"], b["cancel"]) for b in stop["batches"]["still_running"]] == \
+        [(bid, "openai/fake-n", command)]
+    assert "test-key-not-secret" not in json.dumps(stop)  # the key is never written
+
+
+def test_batch_watch_reads_the_providers_answers_and_lists_what_it_could_not_cancel(capsys):
+    """The watch learns a batch from its creation or its first poll (Together creates
+    batches with another client), keeps the status the provider reports, and a cancel the
+    provider refuses leaves the batch listed with its command; a model whose client it
+    cannot see is reported as unwatched, not passed over."""
+    import asyncio
+    import io
+
+    from inspect_ai.model import get_model
+    from openai import AsyncOpenAI
+
+    from conflict_eval.runs.batch_stop import BatchWatch
+
+    with OpenAIServer(_reply, delay=60, lifetime=30) as srv:
+        model = srv.model("openai/fake-p")
+        hooks = model.api.http_client.event_hooks["response"]
+        before = len(hooks)
+        watch = BatchWatch()
+        assert watch.watch("openai/fake-p", model) and watch.watch("openai/fake-p", model)
+        assert len(hooks) == before + 1  # hooked once
+        assert not watch.watch("anthropic/claude-x", get_model("mockllm/model"))
+        client = model.api.client  # the model's own OpenAI client: its requests pass the hook
+        other = AsyncOpenAI(base_url=srv.url, api_key="sk-other")  # not watched
+        line = json.dumps({"custom_id": "r1", "method": "POST", "url": "/v1/chat/completions",
+                           "body": {"model": "fake-p", "messages": [{"role": "user", "content": "hi"}]}})
+
+        async def submit():
+            ids = []
+            for c in (client, other):  # the second is made elsewhere, then polled by the model's client
+                f = await c.files.create(file=("b.jsonl", io.BytesIO(line.encode())), purpose="batch")
+                ids.append((await c.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions",
+                                                   completion_window="24h")).id)
+            await client.batches.retrieve(ids[1])
+            return ids
+
+        a, b = asyncio.run(submit())
+        assert sorted(x.id for x in watch.running()) == sorted([a, b])
+        assert watch.batches[b].status == "in_progress" and watch.batches[b].requests == 1
+        del srv.batches[b]  # the provider no longer knows it: its cancel fails (HTTP 404)
+        record = watch.stop()
+    err = capsys.readouterr().err
+    assert "cancelled 1 batch(es) (1 requests) at the provider" in err
+    assert f"{b} (openai/fake-p, 1 requests; HTTP 404: no batch {b})" in err
+    assert "batches of anthropic/claude-x are not visible" in err
+    assert [x["id"] for x in record["cancelled"]] == [a] and record["unwatched_models"] == ["anthropic/claude-x"]
+    [left] = record["still_running"]
+    assert left["id"] == b and left["cancel"] == (f"curl -X POST '{srv.base_url}/batches/{b}/cancel' "
+                                                  "-H \"Authorization: Bearer $OPENAI_API_KEY\"")

@@ -1,0 +1,231 @@
+"""Batches a run leaves at the provider when it stops early (Ctrl-C, SIGTERM): seen, then cancelled.
+
+Inspect's batcher (inspect_ai 0.3.285) keeps the batches it submitted in its
+own private state and names them only in lines it prints ("Created batch ID
+with N requests"); neither its public API, its hooks nor its logs carry a
+batch ID. When a run is cancelled, its batch worker goes with the event loop
+and the batches it submitted keep running, and billing, at the provider.
+
+What this module sees instead is the provider's own answers, the least
+invasive way there is: a response event hook on the model's HTTP client
+(``model.api.http_client``, the public attribute of Inspect's OpenAI and
+OpenAI-compatible providers; Inspect installs its own hooks on the same
+client the same way). It reads only the Batch objects the Batches API returns
+(``POST .../batches`` when a batch is created, ``GET .../batches/{id}`` each
+time Inspect polls it): the batch ID, its status and ``request_counts``. It
+changes no request and no response.
+
+:meth:`BatchWatch.stop` is called once ``eval``/``eval_set`` has returned:
+every batch last seen not finished is cancelled at the provider
+(``POST .../batches/{id}/cancel``, OpenAI's Batch API, with the headers the
+run created it with), and the outcome is printed: "cancelled N batches (M
+requests) at the provider". A batch whose cancel fails is listed with the
+command that cancels it. The outcome goes into the suite's stop record.
+Requests the provider finished before the cancel are billed (OpenAI bills a
+cancelled batch's completed requests) and their results are not read; their
+count is reported (``completed_before_cancel``).
+
+Not seen, so not cancelled (each reported as such):
+
+* batched models of providers whose batches go through another API or client
+  (``anthropic``, ``google``, ``grok``): listed as ``unwatched_models``;
+* a batch created in the instant the run was interrupted, before its creation
+  response reached the client (the provider made it; the run never learned
+  its ID).
+
+A second Ctrl-C (or SIGTERM) during the cancels stops them at once
+(``KeyboardInterrupt`` propagates); the suite's stop record, written before
+the cancels start, then lists every batch as still running with its command.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+FINISHED = frozenset({"completed", "failed", "expired", "cancelled"})
+CANCELLED = frozenset({"cancelling", "cancelled"})
+CANCEL_TIMEOUT = 10.0  # seconds per cancel request
+CANCEL_DEADLINE = 30.0  # seconds for all of them; the batches not tried by then are listed
+# request headers never replayed on a cancel (the body's, the transport's, Inspect's request id)
+_DROP_HEADERS = {"content-length", "content-type", "host", "transfer-encoding", "connection", "accept-encoding",
+                 "idempotency-key", "x-irid"}
+
+
+@dataclass
+class SubmittedBatch:
+    id: str
+    model: str
+    url: str  # the batch's own URL (``.../batches/{id}``, query kept)
+    status: str
+    requests: int | None = None  # request_counts.total, once the provider reports it
+    completed: int | None = None  # request_counts.completed
+    error: str | None = None  # why a cancel failed
+    headers: dict[str, str] = field(default_factory=dict, repr=False)  # never written anywhere
+
+    def cancel_url(self) -> str:
+        base, _, query = self.url.partition("?")
+        return f"{base.rstrip('/')}/cancel" + (f"?{query}" if query else "")
+
+    def cancel_command(self) -> str:
+        provider = self.model.split("/", 1)[0].upper().replace("-", "_")
+        return f"curl -X POST '{self.cancel_url()}' -H \"Authorization: Bearer ${provider}_API_KEY\""
+
+    def public(self, *, command: bool = False) -> dict[str, Any]:
+        out = {k: v for k, v in asdict(self).items() if k not in ("headers", "url", "error") and v is not None}
+        if self.error:
+            out["error"] = self.error
+        if command:
+            out["cancel"] = self.cancel_command()
+        return out
+
+
+def _counts(data: dict) -> tuple[int | None, int | None]:
+    counts = data.get("request_counts") or {}
+    total = counts.get("total")
+    return (total if total else None), counts.get("completed")
+
+
+def _requests(batches: list[SubmittedBatch]) -> str:
+    """"N requests", saying so where the provider had not counted a batch's requests yet."""
+    n = sum(b.requests or 0 for b in batches)
+    uncounted = sum(1 for b in batches if b.requests is None)
+    return f"{n} requests" + (f"; {uncounted} batch(es) not yet counted by the provider" if uncounted else "")
+
+
+class BatchWatch:
+    """The batches a run's models submitted, as the provider reported them."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.batches: dict[str, SubmittedBatch] = {}
+        self.unwatched: set[str] = set()  # batched models whose batches cannot be seen
+        self._clients: set[int] = set()  # the HTTP clients already hooked
+
+    def watch(self, model_name: str, model: Any) -> bool:
+        """Watch a built Inspect ``Model``'s batch calls; ``False`` (and listed) where it cannot be done."""
+        client = getattr(getattr(model, "api", None), "http_client", None)
+        hooks = getattr(client, "event_hooks", None)
+        if not isinstance(hooks, dict) or "response" not in hooks:
+            self.unwatched.add(model_name)
+            return False
+        if id(client) not in self._clients:
+            self._clients.add(id(client))
+            hooks["response"].append(functools.partial(self._on_response, model_name))
+        return True
+
+    async def _on_response(self, model_name: str, response) -> None:
+        request = response.request
+        path = request.url.path.rstrip("/")
+        _, found, tail = path.rpartition("/batches")
+        creating = bool(found) and request.method == "POST" and tail == ""
+        polling = bool(found) and request.method == "GET" and tail.count("/") == 1 and len(tail) > 1
+        if not (creating or polling) or not 200 <= response.status_code < 300:
+            return
+        try:
+            await response.aread()
+            data = response.json()
+        except Exception:  # noqa: BLE001 -- not a Batch object: nothing to note
+            return
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            return
+        total, completed = _counts(data)
+        with self._lock:
+            batch = self.batches.get(data["id"])
+            if batch is None:  # created, or first polled (Together creates its batches with another client)
+                base, _, query = str(request.url).partition("?")
+                url = (f"{base.rstrip('/')}/{data['id']}" if creating else base) + (f"?{query}" if query else "")
+                headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_HEADERS
+                           and not k.lower().startswith("x-stainless")}
+                batch = self.batches[data["id"]] = SubmittedBatch(data["id"], model_name, url, "validating",
+                                                                  headers=headers)
+            batch.status = str(data.get("status") or batch.status).lower()
+            batch.requests = total or batch.requests
+            batch.completed = completed if completed is not None else batch.completed
+
+    def running(self) -> list[SubmittedBatch]:
+        with self._lock:
+            return [b for b in self.batches.values() if b.status not in FINISHED]
+
+    def record(self, cancelled: list[SubmittedBatch] | None = None,
+               finished: list[SubmittedBatch] | None = None) -> dict[str, Any] | None:
+        """For the stop record: what was cancelled, finished first, and what still runs (with its command)."""
+        cancelled, finished = cancelled or [], finished or []
+        done = {b.id for b in cancelled + finished}
+        still = [b for b in self.running() if b.id not in done]
+        if not (cancelled or finished or still or self.unwatched):
+            return None
+        return {"cancelled": [b.public() for b in cancelled],
+                "finished_before_cancel": [b.public() for b in finished],
+                "still_running": [b.public(command=True) for b in still],
+                "unwatched_models": sorted(self.unwatched)}
+
+    def stop(self, say: Callable[[str], None] | None = None, timeout: float = CANCEL_TIMEOUT,
+             deadline: float = CANCEL_DEADLINE) -> dict[str, Any] | None:
+        """Cancel every batch still running at the provider; say what happened; the stop record's ``batches``."""
+        import time
+
+        import httpx
+
+        say = say or (lambda text: print(text, file=sys.stderr, flush=True))
+        running = self.running()
+        if running:
+            say(f"cancelling {len(running)} batch(es) still running at the provider ({_requests(running)})"
+                " (Ctrl-C again to leave them running)")
+        cancelled: list[SubmittedBatch] = []
+        finished: list[SubmittedBatch] = []
+        end = time.monotonic() + deadline
+        try:
+            for b in running:
+                left = end - time.monotonic()
+                if left <= 0:
+                    b.error = f"not tried: the cancels took over {deadline:.0f} s"
+                    continue
+                try:
+                    r = httpx.post(b.cancel_url(), headers=b.headers, timeout=min(timeout, left))
+                    data = r.json() if r.content else {}
+                except (httpx.HTTPError, ValueError) as exc:
+                    b.error = f"{type(exc).__name__}: {exc}"
+                    continue
+                if not r.is_success or not isinstance(data, dict):
+                    message = (data.get("error") or {}).get("message") if isinstance(data, dict) else None
+                    b.error = f"HTTP {r.status_code}" + (f": {message}" if message else "")
+                    continue
+                total, completed = _counts(data)
+                with self._lock:
+                    b.status = str(data.get("status") or b.status).lower()
+                    b.requests = total or b.requests
+                    b.completed = completed if completed is not None else b.completed
+                if b.status in CANCELLED:
+                    cancelled.append(b)
+                elif b.status in FINISHED:
+                    finished.append(b)
+                else:
+                    b.error = f"still {b.status} after the cancel request"
+        except KeyboardInterrupt:
+            self._say_left(say, [b for b in running if b not in cancelled and b not in finished])
+            raise
+        if cancelled:
+            billed = sum(b.completed or 0 for b in cancelled)
+            say(f"cancelled {len(cancelled)} batch(es) ({_requests(cancelled)}) at the provider"
+                + (f"; {billed} request(s) had already completed there (billed, results not read)" if billed else ""))
+        if finished:
+            say(f"{len(finished)} batch(es) had already finished at the provider (billed, results not read): "
+                + ", ".join(b.id for b in finished))
+        self._say_left(say, [b for b in running if b not in cancelled and b not in finished])
+        if self.unwatched:
+            say("batches of " + ", ".join(sorted(self.unwatched)) + " are not visible to conflict-eval and were "
+                "not cancelled; check the provider's batch console")
+        return self.record(cancelled, finished)
+
+    @staticmethod
+    def _say_left(say: Callable[[str], None], left: list[SubmittedBatch]) -> None:
+        if not left:
+            return
+        say(f"{len(left)} batch(es) may still be running at the provider (billed when they finish); cancel with:")
+        for b in left:
+            say(f"  {b.id} ({b.model}, {b.requests or '?'} requests"
+                + (f"; {b.error}" if b.error else "") + f"): {b.cancel_command()}")
