@@ -181,6 +181,7 @@ def _refuse_over_budget(rows, budget: float | None) -> None:
 
 
 def cmd_suite_status(args) -> int:
+    from conflict_eval.runs.batch_stop import batch_lines
     from conflict_eval.runs.budget import read_stop
     from conflict_eval.runs.plan import find_plan, read_plan
     from conflict_eval.runs.status import incomplete, render_status, status_json, task_statuses
@@ -202,6 +203,8 @@ def cmd_suite_status(args) -> int:
         head = "all tasks done" if statuses and not left else f"INCOMPLETE: {len(left)} of {len(statuses)} unfinished"
         print(f"{args.log_dir}: {head}" + (f" (stopped: {stop['conflict_eval_stop_reason']})" if stop and left else ""))
         print(render_status(statuses))
+        for line in batch_lines((stop or {}).get("batches")):
+            print(line)
     return 0 if statuses and not left else 1
 
 

@@ -229,3 +229,27 @@ class BatchWatch:
         for b in left:
             say(f"  {b.id} ({b.model}, {b.requests or '?'} requests"
                 + (f"; {b.error}" if b.error else "") + f"): {b.cancel_command()}")
+
+
+def batch_lines(batches: dict[str, Any] | None) -> list[str]:
+    """The stop record's ``batches`` for ``suite status``: what was cancelled, what the provider
+    had already answered (billed, results not read, so not in the logs' cost), what may still run."""
+    if not batches:
+        return []
+    out = []
+    cancelled, finished = batches.get("cancelled") or [], batches.get("finished_before_cancel") or []
+    billed = sum(b.get("completed") or 0 for b in cancelled)
+    if cancelled:
+        out.append(f"batches: {len(cancelled)} cancelled at the provider ({sum(b.get('requests') or 0 for b in cancelled)}"
+                   f" requests)" + (f"; {billed} had already completed there: billed, results not read, "
+                                    "not in the logs' cost" if billed else ""))
+    if finished:
+        out.append(f"batches: {len(finished)} finished at the provider before the cancel "
+                   f"({sum(b.get('completed') or 0 for b in finished)} requests): billed, results not read, "
+                   "not in the logs' cost")
+    for b in batches.get("still_running") or []:
+        out.append(f"batch {b['id']} ({b['model']}) may still be running at the provider; cancel it: {b['cancel']}")
+    if batches.get("unwatched_models"):
+        out.append("batches of " + ", ".join(batches["unwatched_models"]) + " could not be seen, so were not "
+                   "cancelled: check the provider's console")
+    return out

@@ -260,6 +260,11 @@ def test_ctrl_c_cancels_the_submitted_batches_then_a_rerun_resumes(tmp_path, mon
         assert stop["conflict_eval_stop_reason"] == "SIGINT" and stop["batches"] == expected
         [lg] = [read_eval_log(i) for i in list_eval_logs(str(tmp_path / "logs"), recursive=True)]
         assert lg.status == "cancelled" and not [s for s in lg.samples if s.scores]
+        from conflict_eval.cli import main
+
+        capsys.readouterr()
+        assert main(["suite", "status", str(tmp_path / "logs")]) == 1
+        assert "batches: 1 cancelled at the provider (4 requests)\n" in capsys.readouterr().out
         srv.delay = 0.2  # the provider answers the resumed run's batch
         again = run_suite(suite, tmp_path / "logs", display="none")
         assert again.success, again.statuses
@@ -366,3 +371,24 @@ def test_batch_watch_reads_the_providers_answers_and_lists_what_it_could_not_can
     [left] = record["still_running"]
     assert left["id"] == b and left["cancel"] == (f"curl -X POST '{srv.base_url}/batches/{b}/cancel' "
                                                   "-H \"Authorization: Bearer $OPENAI_API_KEY\"")
+
+
+def test_suite_status_lines_for_the_batches_a_stop_left():
+    """By hand from a stop record: billed-but-unread requests and batches that may still run are said."""
+    from conflict_eval.runs.batch_stop import batch_lines
+
+    record = {"cancelled": [{"id": "b1", "model": "openai/x", "status": "cancelled", "requests": 10, "completed": 3}],
+              "finished_before_cancel": [{"id": "b2", "model": "openai/x", "status": "completed", "requests": 5,
+                                          "completed": 5}],
+              "still_running": [{"id": "b3", "model": "openai/x", "status": "in_progress",
+                                 "cancel": "curl -X POST 'http://h/v1/batches/b3/cancel'"}],
+              "unwatched_models": ["anthropic/y"]}
+    assert batch_lines(record) == [
+        "batches: 1 cancelled at the provider (10 requests); 3 had already completed there: billed, "
+        "results not read, not in the logs' cost",
+        "batches: 1 finished at the provider before the cancel (5 requests): billed, results not read, "
+        "not in the logs' cost",
+        "batch b3 (openai/x) may still be running at the provider; cancel it: "
+        "curl -X POST 'http://h/v1/batches/b3/cancel'",
+        "batches of anthropic/y could not be seen, so were not cancelled: check the provider's console"]
+    assert batch_lines(None) == [] and batch_lines({}) == []
