@@ -8,7 +8,7 @@ from typing import Any
 from .costs import as_prices, load_model_cost_config, load_prices
 from .grouping import short_heads
 from .logs import completeness, deduplicate, read_records
-from .spend import cell_spend, rerun_share
+from .spend import cell_spend, rerun_share, unread_requests
 from .provenance import provenance
 from .judges import judge_cells, load_gold as load_judge_gold
 from .stats import Row, aggregate, paired_comparisons, ranks
@@ -56,6 +56,8 @@ def build_leaderboard(log_dirs: list[str | Path], prices: dict | None = None, bo
     if incomplete and not allow_incomplete:
         raise IncompleteLogsError(incomplete)
     stats["incomplete_cells"] = len(incomplete)
+    # batched requests a Ctrl-C left answered at the provider: billed, never read, so not in any $ total
+    stats["unread_batch_requests"] = unread_requests(log_dirs)
     complete_rows = [r for r in rows if r.complete]
     keys = {ev.task: ev.key for ev in evals.values()}
     return {"rows": rows,

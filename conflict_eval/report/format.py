@@ -136,3 +136,10 @@ def column_n(rows: list[Row]) -> dict[str, int]:
 def share(x: float | None) -> str:
     """A re-run share: ``12%``; ``n/a`` when the cost is unknown."""
     return "n/a" if x is None else f"{x:.1%}"
+
+
+def unread_note(stats: dict[str, Any]) -> str:
+    """The page's word on batched requests billed but never read (a Ctrl-C during a batched run)."""
+    n = stats.get("unread_batch_requests") or 0
+    return (f"; {n} batched request(s) were answered (and billed) at the provider before a cancel and never "
+            "read: their cost is in no $ figure here") if n else ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .format import (share, NOT_RUN, cell_parts, column_n, esc, estimate_text, fmt, interval, methods_used,
+from .format import (unread_note, share, NOT_RUN, cell_parts, column_n, esc, estimate_text, fmt, interval, methods_used,
                      metric_names, model_colours, money, paired_interval, slug, tasks_models)
 from .grouping import GROUP_TITLE, groups_of
 from .provenance import cell
@@ -104,7 +104,7 @@ def _provenance(prov: dict[str, Any], st: dict[str, Any]) -> str:
             f'<dt>Inspect</dt><dd data-version="inspect_ai">{esc(prov["inspect_ai_version"])}</dd>'
             f'<dt>logs</dt><dd>{st.get("logs", 0)} logs, {st.get("samples_read", 0)} samples read, '
             f'{st.get("duplicates_dropped", 0)} duplicates counted once, {st.get("incomplete_cells", 0)} '
-            "incomplete cell(s)</dd></dl><p>Each task's data, software, models, generation config and the "
+            f"incomplete cell(s){esc(unread_note(st))}</dd></dl><p>Each task's data, software, models, generation config and the "
             "command behind every cell are in its section below.</p>")
 
 

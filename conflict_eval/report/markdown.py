@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .format import (share, cell_text, column_n, estimate_text, fmt, interval, md_escape, methods_used, metric_names,
+from .format import (unread_note, share, cell_text, column_n, estimate_text, fmt, interval, md_escape, methods_used, metric_names,
                      money, paired_interval, tasks_models)
 from .grouping import GROUP_TITLE, groups_of
 from .provenance import cell
@@ -139,5 +139,5 @@ def to_markdown(board: dict[str, Any]) -> str:
     st = board.get("stats") or {}
     lines += [f"{st.get('logs', 0)} logs, {st.get('samples_read', 0)} samples read, "
               f"{st.get('duplicates_dropped', 0)} duplicate samples counted once, "
-              f"{st.get('incomplete_cells', 0)} incomplete cell(s).", ""]
+              f"{st.get('incomplete_cells', 0)} incomplete cell(s)" + unread_note(st) + ".", ""]
     return "\n".join(lines)

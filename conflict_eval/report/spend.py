@@ -148,3 +148,24 @@ def rerun_share(total: float | None, kept: float | None) -> float | None:
     if total is None or kept is None or total <= 0:
         return None
     return max(0.0, (total - kept) / total)
+
+
+UNREAD_FILE = "unread-batches.jsonl"  # written by runs.batch_stop.keep_unread beside the logs
+
+
+def unread_requests(log_dirs: list[str | Path]) -> int:
+    """Billed-but-unread batched requests recorded under ``log_dirs`` (any depth), each batch once."""
+    import json
+
+    seen: dict[str, int] = {}
+    for d in log_dirs:
+        for path in sorted(Path(d).rglob(UNREAD_FILE)):
+            for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if not text.strip():
+                    continue
+                try:
+                    for b in json.loads(text)["batches"]:
+                        seen[b["id"]] = max(seen.get(b["id"], 0), int(b["completed"]))
+                except (ValueError, KeyError, TypeError) as e:
+                    raise ValueError(f"{path}: line {n}: not a record of unread batches ({e})") from None
+    return sum(seen.values())

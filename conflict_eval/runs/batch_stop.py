@@ -43,6 +43,7 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+from pathlib import Path
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
@@ -253,3 +254,34 @@ def batch_lines(batches: dict[str, Any] | None) -> list[str]:
         out.append("batches of " + ", ".join(batches["unwatched_models"]) + " could not be seen, so were not "
                    "cancelled: check the provider's console")
     return out
+
+
+def billed_unread(batches: dict[str, Any] | None) -> int:
+    """Requests the provider answered (and bills) in batches whose results the run never read."""
+    if not batches:
+        return 0
+    return sum(b.get("completed") or 0 for key in ("cancelled", "finished_before_cancel")
+               for b in batches.get(key) or [])
+
+
+def keep_unread(log_dir: str | Path, batches: dict[str, Any] | None) -> Path | None:
+    """Append a stop's billed-but-unread batches to ``LOG_DIR/unread-batches.jsonl``: a resume
+    clears the stop record, but the provider's bill for them stays, so the page must still say so."""
+    n = billed_unread(batches)
+    if not n:
+        return None
+    import datetime
+    import json
+
+    from conflict_eval.report.spend import UNREAD_FILE
+
+    path = Path(log_dir) / UNREAD_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [{"id": b["id"], "model": b["model"], "completed": b.get("completed") or 0}
+            for key in ("cancelled", "finished_before_cancel") for b in batches.get(key) or [] if b.get("completed")]
+    line = {"at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "requests_billed_unread": n, "batches": rows}
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
+    return path
+

@@ -192,6 +192,7 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
     """
     from inspect_ai import eval_set
 
+    from conflict_eval.runs.batch_stop import keep_unread
     from conflict_eval.runs.budget import budget_guard, write_stop
     from conflict_eval.runs.estimate import register_costs
     from conflict_eval.runs.preflight import check_endpoints
@@ -252,6 +253,7 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
             stop(watch.record() if signalled else None)
         if watch.running() or (signalled and watch.unwatched):
             batches = watch.stop()  # nobody will read these batches' results: cancel them at the provider
+            keep_unread(out_dir, batches)
             if left:
                 stop(batches)
     if not left:

@@ -392,3 +392,31 @@ def test_suite_status_lines_for_the_batches_a_stop_left():
         "curl -X POST 'http://h/v1/batches/b3/cancel'",
         "batches of anthropic/y could not be seen, so were not cancelled: check the provider's console"]
     assert batch_lines(None) == [] and batch_lines({}) == []
+
+
+def test_requests_billed_before_a_cancel_stay_on_the_page_after_a_resume(tmp_path):
+    """A cancel's answered-but-unread requests are kept beside the logs (a resume clears the
+    stop record, not the bill), counted once per batch, and said on the page; never priced."""
+    from conflict_eval.report.build import write_leaderboard
+    from conflict_eval.report.spend import unread_requests
+    from conflict_eval.runs.batch_stop import keep_unread
+
+    logs = tmp_path / "logs"
+    path = tmp_path / "free.yaml"
+    path.write_text("name: free\nmodels: [scripted/x]\ndefaults: {limit: 2}\ntasks:\n"
+                    "  - task: conflict_eval/run\n    args: {method: end_to_end, dataset: demo}\n")
+    assert run_suite(load_suite(path), logs, display="none").success
+    stop = {"cancelled": [{"id": "b1", "model": "openai/x", "requests": 10, "completed": 3},
+                          {"id": "b2", "model": "openai/x", "requests": 4, "completed": 0}],
+            "finished_before_cancel": [{"id": "b3", "model": "openai/x", "requests": 5, "completed": 5}],
+            "still_running": [], "unwatched_models": []}
+    assert keep_unread(logs, {"cancelled": [], "finished_before_cancel": []}) is None
+    keep_unread(logs, stop)
+    keep_unread(logs, stop)  # the same batches twice (a second stop's record): counted once
+    assert unread_requests([logs]) == 3 + 5
+    paths = write_leaderboard([logs], tmp_path / "out", bootstrap=0)
+    note = "8 batched request(s) were answered (and billed) at the provider before a cancel and never read"
+    assert note in paths["md"].read_text() and note in paths["html"].read_text()
+    (logs / "unread-batches.jsonl").write_text("{\"at\": 1}\n")
+    with pytest.raises(ValueError, match=r"unread-batches.jsonl: line 1: not a record of unread batches"):
+        unread_requests([logs])
