@@ -14,7 +14,8 @@ Batches: the endpoints Inspect's OpenAI batcher uses (inspect_ai 0.3.285,
 output file (``GET /v1/files/{id}/content``) and cancel it
 (``POST /v1/batches/{id}/cancel``), for Chat Completions and Responses
 requests alike. A live call is counted in ``counts["live"]``, so a test can tell
-batched calls from live ones.
+batched calls from live ones. Each route is one line of ``ROUTES`` (method,
+path test, counter, handler method): a new endpoint is a line and a method.
 
 * ``delay``: seconds a batch stays ``in_progress`` before it completes.
 * ``fail``: ``None``, ``"failed"`` (the whole batch rejected, with an error
@@ -125,72 +126,21 @@ class OpenAIServer:
             def _body(self) -> bytes:
                 return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
-            def do_POST(self):  # noqa: N802
+            def _route(self, method: str):
                 path = self.path.split("?")[0].rstrip("/")
-                body = self._body()
-                if path.endswith("/files"):
-                    server.counts["files.create"] += 1
-                    content = _multipart_file(body, self.headers.get("Content-Type", ""))
-                    fid = f"file-{uuid.uuid4().hex[:12]}"
-                    with server.lock:
-                        server.files[fid] = content
-                    return self._send(200, {"id": fid, "object": "file", "bytes": len(content),
-                                            "created_at": int(time.time()), "filename": "batch.jsonl",
-                                            "purpose": "batch", "status": "processed"})
-                if path.endswith("/batches"):
-                    server.counts["batches.create"] += 1
-                    req = json.loads(body)
-                    return self._send(200, server._create(req))
-                if path.endswith("/cancel"):
-                    server.counts["batches.cancel"] += 1
-                    bid = path.split("/")[-2]
-                    with server.lock:
-                        b = server.batches.get(bid)
-                        if b is None:
-                            return self._send(404, {"error": {"message": f"no batch {bid}"}})
-                        if b["status"] in ("validating", "in_progress"):
-                            b["status"] = "cancelled"
-                    return self._send(200, server._public(b))
-                live = next((x for x in (path, self.path.rstrip("/"))  # a query in the base URL ends up
-                             if x.endswith(("chat/completions", "responses"))), None)  # before the route
-                if live is not None:
-                    path = "/v1/responses" if live.endswith("responses") else "/v1/chat/completions"
-                    req = json.loads(body or b"{}")
-                    prompt = _last_prompt(req)
-                    with server.lock:
-                        server.counts["live"] += 1  # a call that did not go through the batch API
-                        server.live.append((path, req))
-                        server.seen.append({"path": self.path, "body": req, "auth": self.headers.get("Authorization")})
-                        server.prompts.append(prompt)
-                        empty = server.empty is not None and server.empty(len(server.prompts), prompt)
-                        if empty:
-                            server.failed.append(prompt)
-                    reply = _completion(req, server.reply(prompt), path)
-                    if empty:
-                        reply["choices"] = []
-                    server.live_usage.append(_usage(reply))
-                    return self._send(200, reply)
+                body = self._body() if method == "POST" else b""
+                for verb, test, counter, handle in ROUTES:
+                    if verb == method and test(path, self.path):
+                        if counter:
+                            server.counts[counter] += 1
+                        return self._send(*getattr(server, handle)(self, path, body))
                 return self._send(404, {"error": {"message": f"no route {path}"}})
 
+            def do_POST(self):  # noqa: N802
+                self._route("POST")
+
             def do_GET(self):  # noqa: N802
-                path = self.path.split("?")[0].rstrip("/")
-                if path.endswith("/content"):
-                    server.counts["files.content"] += 1
-                    fid = path.split("/")[-2]
-                    with server.lock:
-                        data = server.files.get(fid)
-                    return self._send(200, None, raw=data) if data is not None else \
-                        self._send(404, {"error": {"message": f"no file {fid}"}})
-                if "/batches/" in path:
-                    server.counts["batches.retrieve"] += 1
-                    bid = path.split("/")[-1]
-                    with server.lock:
-                        b = server.batches.get(bid)
-                        if b is None:
-                            return self._send(404, {"error": {"message": f"no batch {bid}"}})
-                        server._advance(b)
-                        return self._send(200, server._public(b))
-                return self._send(404, {"error": {"message": f"no route {path}"}})
+                self._route("GET")
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.httpd.server_address[1]
@@ -198,6 +148,62 @@ class OpenAIServer:
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self._timer = threading.Timer(lifetime, self.stop)
         self._timer.daemon = True
+
+    # routes (ROUTES): each returns the HTTP code and the JSON payload (or None and raw bytes) ----
+
+    def _files_create(self, req, path: str, body: bytes):
+        content = _multipart_file(body, req.headers.get("Content-Type", ""))
+        fid = f"file-{uuid.uuid4().hex[:12]}"
+        with self.lock:
+            self.files[fid] = content
+        return 200, {"id": fid, "object": "file", "bytes": len(content), "created_at": int(time.time()),
+                     "filename": "batch.jsonl", "purpose": "batch", "status": "processed"}
+
+    def _batches_create(self, req, path: str, body: bytes):
+        return 200, self._create(json.loads(body))
+
+    def _batches_cancel(self, req, path: str, body: bytes):
+        bid = path.split("/")[-2]
+        with self.lock:
+            b = self.batches.get(bid)
+            if b is None:
+                return 404, {"error": {"message": f"no batch {bid}"}}
+            if b["status"] in ("validating", "in_progress"):
+                b["status"] = "cancelled"
+            return 200, self._public(b)
+
+    def _live_call(self, req, path: str, body: bytes):
+        path = "/v1/responses" if _live_path(path, req.path).endswith("responses") else "/v1/chat/completions"
+        request = json.loads(body or b"{}")
+        prompt = _last_prompt(request)
+        with self.lock:
+            self.counts["live"] += 1  # a call that did not go through the batch API
+            self.live.append((path, request))
+            self.seen.append({"path": req.path, "body": request, "auth": req.headers.get("Authorization")})
+            self.prompts.append(prompt)
+            empty = self.empty is not None and self.empty(len(self.prompts), prompt)
+            if empty:
+                self.failed.append(prompt)
+        reply = _completion(request, self.reply(prompt), path)
+        if empty:
+            reply["choices"] = []
+        self.live_usage.append(_usage(reply))
+        return 200, reply
+
+    def _files_content(self, req, path: str, body: bytes):
+        fid = path.split("/")[-2]
+        with self.lock:
+            data = self.files.get(fid)
+        return (200, None, data) if data is not None else (404, {"error": {"message": f"no file {fid}"}})
+
+    def _batches_retrieve(self, req, path: str, body: bytes):
+        bid = path.split("/")[-1]
+        with self.lock:
+            b = self.batches.get(bid)
+            if b is None:
+                return 404, {"error": {"message": f"no batch {bid}"}}
+            self._advance(b)
+            return 200, self._public(b)
 
     # batches ------------------------------------------------------------
 
@@ -291,6 +297,26 @@ class OpenAIServer:
         """Batches still validating or in progress (what a clean stop must not leave behind)."""
         with self.lock:
             return [b["id"] for b in self.batches.values() if b["status"] in ("validating", "in_progress")]
+
+
+def _ends(suffix: str) -> Callable[[str, str], bool]:
+    return lambda path, raw: path.endswith(suffix)
+
+
+def _live_path(path: str, raw: str) -> str | None:
+    """The route of a live call: a query in the base URL ends up before the route."""
+    return next((x for x in (path, raw.rstrip("/")) if x.endswith(("chat/completions", "responses"))), None)
+
+
+# (method, test of (path without query, raw path), counter or None, OpenAIServer handler): first match wins
+ROUTES = (
+    ("POST", _ends("/files"), "files.create", "_files_create"),
+    ("POST", _ends("/batches"), "batches.create", "_batches_create"),
+    ("POST", _ends("/cancel"), "batches.cancel", "_batches_cancel"),
+    ("POST", lambda path, raw: _live_path(path, raw) is not None, None, "_live_call"),  # counts "live" itself
+    ("GET", _ends("/content"), "files.content", "_files_content"),
+    ("GET", lambda path, raw: "/batches/" in path, "batches.retrieve", "_batches_retrieve"),
+)
 
 
 def _multipart_file(body: bytes, content_type: str) -> bytes:

@@ -84,7 +84,10 @@ def cmd_suite_run(args) -> int:
     print(render_status(run.statuses))
     print(f"logs: {run.log_dir}")
     print(f"table: conflict-eval leaderboard {log_dir}")
-    if not run.success:
+    if not run.success and all(s.to_close for s in left):
+        print("re-run the same command to close the logs: every sample is done, it makes no model call",
+              file=sys.stderr)
+    elif not run.success:
         print("re-run the same command to resume the unfinished tasks"
               + (" (with a larger --budget)" if run.stop_reason == "budget" else ""), file=sys.stderr)
     return run.exit_code
@@ -166,7 +169,11 @@ def _say_resume(log_dir: str, shard: str | None) -> None:
     statuses = [s for s in task_statuses(out_dir) if s.status != "not started"]
     if statuses and not all(s.complete for s in statuses):
         done = sum(s.done for s in statuses)
-        print(f"resuming: {done} sample(s) already done in {len(statuses)} task log(s); only the rest run")
+        if all(s.complete or s.to_close for s in statuses):
+            print(f"resuming: all {done} sample(s) are done; this run only closes "
+                  f"{sum(s.to_close for s in statuses)} cancelled log(s), no model call")
+        else:
+            print(f"resuming: {done} sample(s) already done in {len(statuses)} task log(s); only the rest run")
 
 
 def _refuse_over_budget(rows, budget: float | None) -> None:

@@ -128,7 +128,7 @@ def choice_scores(reply: str, rec: ConflictQA, failure: str | None = None) -> di
     segment where it has one); ``failure`` a method-level parse failure.
     """
     from conflict_eval.answers import parse_choice
-    from conflict_eval.scorers.choice_accuracy.scorer import choice_values
+    from conflict_eval.scorers.choice_accuracy.values import choice_values
 
     letters = LETTERS[: len(rec.options) or 4]
     parsed = parse_choice(reply, letters, options=list(rec.options) or None)

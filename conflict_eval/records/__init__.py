@@ -10,11 +10,14 @@ folder and builds on these.
 
 from conflict_eval.records.build import build_dataset, convert_rows
 from conflict_eval.records.errors import (
+    ARG,
     BadField,
+    DataFileAdvice,
     DataFileError,
     DataNeeded,
     DatasetError,
     MissingField,
+    OptionError,
     RecordProblem,
     check_file,
 )

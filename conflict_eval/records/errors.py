@@ -65,9 +65,11 @@ class DataFileError(DatasetError):
 # where the data file goes, by how the task is run: a task argument on the command
 # line (`inspect eval`, `conflict-eval run`) or a task's `args:` in a suite file
 PATH_ARGUMENT = {
-    "task": "-T {field}=FILE",
-    "suite": "`{field}: FILE` in that task's `args:` (a copy of the suite file; suite commands take no -T)",
+    "task": "-T {field}={file}",
+    "suite": "`{field}: {file}` in that task's `args:` (a copy of the suite file; suite commands take no -T)",
 }
+ARG = "{path argument}"
+"""Where the path argument goes in the text of a :class:`PathAdvice` error."""
 NEEDS = {  # missing-data kind -> why the data is not here
     "required": "",  # the loader never downloads: the file must be given
     "offline": "network access is disabled (CONFLICT_EVAL_OFFLINE)",
@@ -75,7 +77,93 @@ NEEDS = {  # missing-data kind -> why the data is not here
 }
 
 
-class DataNeeded(ValueError):
+def path_argument(context: str = "task", field: str = "path", file: str = "FILE") -> str:
+    """How the command that runs a task takes its data file: ``context`` ``"task"``
+    (``inspect eval``, ``conflict-eval run``) or ``"suite"`` (suite commands).
+
+    >>> path_argument()
+    '-T path=FILE'
+    >>> path_argument("suite", file="q.jsonl").split(" (")[0]
+    "`path: q.jsonl` in that task's `args:`"
+    """
+    return PATH_ARGUMENT[context].format(field=field, file=file)
+
+
+class PathAdvice:
+    """An error whose text tells where a data file goes (a task's ``path``):
+    :meth:`render` writes it as the command that runs the task takes it
+    (:func:`path_argument`), ``str()`` for a task. ``conflict-eval run`` and the
+    suite commands find one in an error's cause chain (:func:`data_needed`).
+    A subclass gives :meth:`_template` (its text, :data:`ARG` where the
+    argument goes), ``arg_field`` and ``arg_file``."""
+
+    arg_field = "path"
+    arg_file = "FILE"
+
+    def _template(self) -> str:
+        raise NotImplementedError
+
+    def render(self, context: str = "task") -> str:
+        """The message for a command context: ``"task"`` or ``"suite"`` (:data:`PATH_ARGUMENT`)."""
+        return self._template().replace(ARG, path_argument(context, self.arg_field, self.arg_file))
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class OptionError(PathAdvice, ValueError):
+    """A bad option of a loader whose fix may be a data file instead; ``text``
+    holds :data:`ARG` where the path argument goes.
+
+    >>> err = OptionError(f"unknown model 'x' (or give its file as {ARG})")
+    >>> str(err), err.render("suite").startswith("unknown model 'x' (or give its file as `path: FILE`")
+    ("unknown model 'x' (or give its file as -T path=FILE)", True)
+    """
+
+    def __init__(self, text: str, *, field: str = "path", file: str = "FILE"):
+        self.text, self.arg_field, self.arg_file = text, field, file
+        super().__init__(self.render())
+
+    def _template(self) -> str:
+        return self.text
+
+    def __reduce__(self):
+        return (_option_error, (self.text, self.arg_field, self.arg_file))
+
+
+def _option_error(text, field, file):
+    return OptionError(text, field=field, file=file)
+
+
+class DataFileAdvice(PathAdvice, DataFileError):
+    """A :class:`DataFileError` whose message tells where a fixed file goes
+    (``message`` holds :data:`ARG`; ``file_hint`` is the file name it suggests)."""
+
+    def __init__(self, dataset: str | None, file: str | Path | None, message: str, *, file_hint: str = "FILE",
+                 field: str = "path"):
+        self.arg_file, self.arg_field = file_hint, field
+        DataFileError.__init__(self, dataset, file, message)
+        self.problems = [RecordProblem("-", "", "-", message.replace(ARG, path_argument("task", field, file_hint)))]
+
+    def _template(self) -> str:
+        return DataFileError._text(self)
+
+    def _text(self) -> str:
+        return self.render()
+
+    def __reduce__(self):
+        return (_data_file_advice, (self.dataset, self.file, self.message, self.arg_file, self.arg_field))
+
+    def for_dataset(self, dataset: str) -> DataFileError:
+        return self if self.dataset else DataFileAdvice(dataset, self.file, self.message, file_hint=self.arg_file,
+                                                        field=self.arg_field)
+
+
+def _data_file_advice(dataset, file, message, file_hint, field):
+    return DataFileAdvice(dataset, file, message, file_hint=file_hint, field=field)
+
+
+class DataNeeded(PathAdvice, ValueError):
     """A loader cannot get its data here: a local file must be given as the task's
     ``field`` argument (``path``). ``kind`` says why (:data:`NEEDS`: ``required``,
     ``offline``, ``download failed``); ``dataset`` is the loader, ``file`` the upstream
@@ -94,7 +182,7 @@ class DataNeeded(ValueError):
 
     def render(self, context: str = "task") -> str:
         """The message for a command context: ``"task"`` or ``"suite"`` (:data:`PATH_ARGUMENT`)."""
-        arg = PATH_ARGUMENT[context].format(field=self.field)
+        arg = path_argument(context, self.field)
         who = " ".join(x for x in (self.dataset, f"record {self.record!r}" if self.record else None) if x) \
             or self.file or "this dataset"
         if self.kind == "required":
@@ -103,19 +191,18 @@ class DataNeeded(ValueError):
         return (f"{wanted}: {NEEDS[self.kind]}" + (f": {self.detail}" if self.detail else "")
                 + f"; give a local copy as {arg}")
 
-    def __str__(self) -> str:
-        return self.render()
-
     def __reduce__(self):
         return (_data_needed, (self.dataset, self.kind, self.detail, self.file, self.record, self.field,
                                type(self)))
 
 
-def data_needed(exc: BaseException | None) -> DataNeeded | None:
-    """The :class:`DataNeeded` that ``exc`` is or was raised from (its cause chain), if any."""
+def data_needed(exc: BaseException | None) -> PathAdvice | None:
+    """The :class:`PathAdvice` (:class:`DataNeeded` and the others whose text
+    names the path argument) that ``exc`` is or was raised from (its cause
+    chain), if any: the commands render it for how they take the file."""
     seen = set()
     while exc is not None and id(exc) not in seen:
-        if isinstance(exc, DataNeeded):
+        if isinstance(exc, PathAdvice):
             return exc
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__

@@ -9,6 +9,11 @@ its manifest (``eval-set.json``: one entry per task and model, with the
 ``task_id`` its logs carry); a task with no log yet is listed as
 ``not started``. Of several logs of one task (an interrupted attempt and its
 retry), the complete one wins, else the newest.
+
+A ``cancelled`` log whose samples are all done (a SIGINT or SIGTERM between
+the last score and Inspect's closing of the log) is shown as ``cancelled,
+to close``: re-running the suite reuses every sample from that log (no model
+call) and only writes the finished log (:attr:`TaskStatus.to_close`).
 """
 
 from __future__ import annotations
@@ -32,6 +37,14 @@ class TaskStatus:
     @property
     def complete(self) -> bool:
         return self.status == "success" and self.total is not None and self.done == self.total
+
+    @property
+    def to_close(self) -> bool:
+        """Every sample is done but Inspect closed the log as ``cancelled``: a
+        re-run reuses them all and only closes the log (``eval_set`` retries a
+        cancelled log with its finished samples). A ``started`` log with every
+        sample done is not counted here: its run may still be closing it."""
+        return self.status == "cancelled" and bool(self.total) and self.done == self.total
 
 
 def _label(header) -> str:
@@ -132,19 +145,27 @@ def incomplete(statuses: list[TaskStatus]) -> list[TaskStatus]:
     return [s for s in statuses if not s.complete]
 
 
+TO_CLOSE_NOTE = ("  to close: every sample is done, but the log was closed as cancelled before Inspect finished "
+                 "it; a re-run reuses all its samples (no model call) and only writes the finished log")
+
+
 def render_status(statuses: list[TaskStatus]) -> str:
     """A plain-text table: state, done/total, model, task (unfinished tasks
     first). State is ``done`` for a complete task, ``partial`` for a
-    ``success`` log short of its samples, else the log's status."""
+    ``success`` log short of its samples, ``cancelled, to close`` for a
+    cancelled log with every sample done (:attr:`TaskStatus.to_close`, told
+    under the table), else the log's status."""
     if not statuses:
         return "  (no task logs)"
     rows = [("state", "done/total", "model", "task")]
     for s in sorted(statuses, key=lambda s: (s.complete, s.model, s.label)):
-        mark = "done" if s.complete else "partial" if s.status == "success" else s.status
+        mark = "done" if s.complete else "partial" if s.status == "success" else \
+            "cancelled, to close" if s.to_close else s.status
         rows.append((mark, f"{s.done}/{s.total if s.total is not None else '?'}", s.model, s.label))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    return "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in rows)
+    table = "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in rows)
+    return table + ("\n" + TO_CLOSE_NOTE if any(s.to_close for s in statuses) else "")
 
 
 def status_json(statuses: list[TaskStatus]) -> list[dict[str, Any]]:
-    return [{**asdict(s), "complete": s.complete} for s in statuses]
+    return [{**asdict(s), "complete": s.complete, "to_close": s.to_close} for s in statuses]

@@ -36,9 +36,11 @@ from pathlib import Path
 from conflict_eval.records.download import github_file
 from conflict_eval.scorers.conflictscore.detection import CONFLICT, NO_CONFLICT
 from conflict_eval.records import (
+    ARG,
     LETTERS,
     BadField,
     ConflictQA,
+    DataFileAdvice,
     DataFileError,
     DataNeeded,
     Passage,
@@ -261,12 +263,12 @@ def refuse_pickle(path: Path, dataset: str) -> DataFileError:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     digest = h.hexdigest()
-    return DataFileError(dataset, path, (
+    return DataFileAdvice(dataset, path, (
         f"this is a Python pickle (sha256 {digest}); loading a pickle runs any code it contains and "
         "ConflictingQA's download is unversioned (no hash to pin), so conflict-eval does not "
         f"unpickle it. Convert it once to JSON Lines: `{CONVERT_COMMAND} {path} conflictingqa.jsonl "
-        "--trust-pickle` (only if you trust where the file came from), then pass "
-        "-T path=conflictingqa.jsonl"))
+        f"--trust-pickle` (only if you trust where the file came from), then pass it as {ARG}"),
+        file_hint="conflictingqa.jsonl")
 
 
 def conflictingqa_records(path: str | Path, subset: str = "conflictingqa") -> list[ConflictQA]:

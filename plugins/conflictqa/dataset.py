@@ -40,9 +40,11 @@ from pathlib import Path
 from conflict_eval.components.compose import declares_metric
 from conflict_eval.records.download import github_file
 from conflict_eval.records import (
+    ARG,
     LETTERS,
     BadField,
     ConflictQA,
+    OptionError,
     Passage,
     Row,
     build_dataset,
@@ -72,8 +74,8 @@ UNCERTAIN = "Uncertain."
 
 def upstream_file(model: str) -> str:
     if model not in MODELS:
-        raise ValueError(f"{NAME}: unknown memory_model {model!r}; expected one of {', '.join(MODELS)} "
-                         "(or pass any upstream per-model file with -T path=)")
+        raise OptionError(f"{NAME}: unknown memory_model {model!r}; expected one of {', '.join(MODELS)} "
+                          f"(or pass any upstream per-model file as {ARG})")
     return f"conflictQA/conflictQA-strategyQA-{model}.json"
 
 

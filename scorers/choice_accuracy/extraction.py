@@ -18,6 +18,8 @@ from inspect_ai.solver import TaskState
 from conflict_eval.answers.extraction import check_mode, extract_choice
 from conflict_eval.records import LETTERS
 
+from .values import choice_values
+
 
 def with_extraction(score_fn: Scorer, mode: str) -> Scorer:
     """``score_fn`` itself for ``mode="none"``; else ``score_fn`` with answer extraction."""
@@ -25,8 +27,6 @@ def with_extraction(score_fn: Scorer, mode: str) -> Scorer:
         return score_fn
 
     async def score(state: TaskState, target: Target) -> Score:
-        from .scorer import choice_values
-
         result = await score_fn(state, target)
         value = dict(result.value) if isinstance(result.value, dict) else {}
         if value.get("parse_failure") != 1 or value.get("refusal"):

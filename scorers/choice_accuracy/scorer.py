@@ -36,7 +36,7 @@ Options with the same text: some items list one option text under two letters
 picks the gold *text* under the other letter is correct, and one that picks the
 conflicting option's text is misled only when that text is not also the gold
 text: such items are scored by option text (white space and case ignored, see
-:func:`equivalent_letters`); the score's metadata then says so.
+:func:`.values.equivalent_letters`); the score's metadata then says so.
 
 The raw reply, the parsed letter and the parse failure reason are kept in the
 score so they show in ``inspect view``.
@@ -58,44 +58,11 @@ from conflict_eval.answers import parse_choice
 from conflict_eval.records import LETTERS
 
 from .extraction import with_extraction
+from .values import choice_values
 
 ANSWER_TEXT_KEY = "answer_text"
 PARSE_FAILURE_KEY = "answer_parse_failure"
 GROUP_KEY = "conflict_type"
-
-
-def _option_key(text: str) -> str:
-    return " ".join(str(text).split()).casefold()
-
-
-def equivalent_letters(options: list[str] | None, letter: str | None) -> set[str]:
-    """The letters whose option text is the text of ``letter``'s option (white
-    space and case ignored); just ``{letter}`` without options.
-
-    >>> sorted(equivalent_letters(["bent", "Bent ", "crooked"], "A"))
-    ['A', 'B']
-    """
-    if letter is None:
-        return set()
-    if not options or letter not in LETTERS[:len(options)]:
-        return {letter}
-    key = _option_key(options[LETTERS.index(letter)])
-    return {LETTERS[i] for i, o in enumerate(options) if _option_key(o) == key}
-
-
-def choice_values(letter: str, gold: str, conflict_option: str | None,
-                  options: list[str] | None) -> tuple[int, int, bool]:
-    """``(accuracy, misled, by_text)`` of a parsed ``letter``: correct when its
-    option text is the gold option's text, misled when it is the conflicting
-    option's text and not also the gold text; ``by_text`` when duplicate option
-    texts changed the result from a letter comparison. (The lm-eval tasks use
-    this too.)"""
-    golds = equivalent_letters(options, gold)
-    conflicts = equivalent_letters(options, conflict_option) - golds
-    accuracy, misled = int(letter in golds), int(letter in conflicts)
-    by_text = (accuracy, misled) != (int(letter == gold),
-                                     int(conflict_option is not None and letter == conflict_option))
-    return accuracy, misled, by_text
 
 
 def _by_type():

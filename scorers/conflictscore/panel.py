@@ -149,39 +149,45 @@ class Asked:
 
 
 async def generate(model, prompt: str, max_tokens: int | None, *, temperature: float = 0.0, repeat: int = 0,
-                   dedupe: bool = True):
-    """``(ModelOutput, reused)``: one judge call. The first question at
-    temperature 0 is the scorer's ordinary grader call (the same reuse of
-    byte-identical prompts); a repeat or a sampled question has its own reuse
-    key (the repeat number and temperature are part of it), so the N repeats
-    of one prompt are N calls, and the same prompt in another sample reuses
-    them."""
+                   dedupe: bool = True, what: str = "a judge"):
+    """``(ModelOutput, reused)``: one judge call (``what`` names it in a
+    :class:`~conflict_eval.answers.failures.ModelOutputError`).
+
+    With ``dedupe``, a byte-identical prompt with the same budget sent to the
+    same model object is sent once and its reply reused (``reused=True``; no
+    call, no tokens); a concurrent identical call waits for the first one
+    instead of racing it. The memory is per model object and event loop (one
+    ``eval()`` run); a failed call is never remembered
+    (:mod:`conflict_eval.answers.reuse`). The first question at temperature 0
+    is the scorer's ordinary grader call (ConflictScore's grader without a
+    panel shares its replies); a repeat or a sampled question has its own
+    reuse key (the repeat number and temperature are part of it), so the N
+    repeats of one prompt are N calls, and the same prompt in another sample
+    reuses them."""
     from inspect_ai.model import GenerateConfig
 
     from conflict_eval.answers.failures import generate_checked
     from conflict_eval.answers.reuse import reuse_for
 
-    from .pipeline import _generate_output
-
-    if repeat == 0 and temperature == 0.0:
-        return await _generate_output(model, prompt, max_tokens, dedupe)
     config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
     reuse = reuse_for(model) if dedupe else None
     if reuse is None:
-        return await generate_checked(model, prompt, "a judge", config=config), False
-    key = hashlib.sha256(f"judge\0{max_tokens}\0{temperature}\0{repeat}\0{prompt}".encode(
-        "utf-8", "surrogatepass")).hexdigest()
-    return await reuse.call(key, lambda: generate_checked(model, prompt, "a judge", config=config))
+        return await generate_checked(model, prompt, what, config=config), False
+    first = repeat == 0 and temperature == 0.0
+    key = f"{max_tokens}\0{prompt}" if first else f"judge\0{max_tokens}\0{temperature}\0{repeat}\0{prompt}"
+    return await reuse.call(hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest(),
+                            lambda: generate_checked(model, prompt, what, config=config))
 
 
 async def ask(judge: Judge, prompt: str, parse: Callable[[str], Any], label_of: Callable[[Any], Any],
               judging: Judging, max_tokens: int | None, dedupe: bool = True,
-              swapped_prompt: str | None = None) -> Asked:
+              swapped_prompt: str | None = None, what: str = "a judge") -> Asked:
     """Ask one judge one unit: ``judging.repeats`` times, plus the swapped prompt with ``judging.swap``."""
     labels, first, first_reply, calls, reused0 = [], None, "", 0, False
     temperature = judging.used_temperature
     for r in range(judging.repeats):
-        out, reused = await generate(judge.model, prompt, max_tokens, temperature=temperature, repeat=r, dedupe=dedupe)
+        out, reused = await generate(judge.model, prompt, max_tokens, temperature=temperature, repeat=r, dedupe=dedupe,
+                                     what=what)
         parsed = parse(out.completion)
         labels.append(label_of(parsed))
         calls += int(not reused)
@@ -190,7 +196,7 @@ async def ask(judge: Judge, prompt: str, parse: Callable[[str], Any], label_of: 
     asked = Asked(labels, first, first_reply, calls=calls, reused=reused0)
     if judging.swap and swapped_prompt is not None:
         out, reused = await generate(judge.model, swapped_prompt, max_tokens, temperature=temperature,
-                                     repeat=0 if temperature == 0.0 else judging.repeats, dedupe=dedupe)
+                                     repeat=0 if temperature == 0.0 else judging.repeats, dedupe=dedupe, what=what)
         asked.swapped, asked.swap_reply = label_of(parse(out.completion)), out.completion
         asked.calls += int(not reused)
     return asked
@@ -350,62 +356,3 @@ def judge_panel() -> Metric:
         return s.flat() if s else {}
 
     return compute
-
-
-# ---- ConflictScore: the label step with a panel (pipeline.label hands over here)
-
-
-async def conflictscore_cells(claims: list[str], documents: list[str], judges: list[Judge], opts) -> tuple[list, int]:
-    """``(cells, calls)`` of every claim x document cell, labelled by the
-    panel: each cell's label is the strict majority of the judges' votes; its
-    snippet, reasoning and reply are the first judge's first reply's."""
-    from inspect_ai.util import collect
-
-    from .parse import parse_label, parse_label_list
-    from .pipeline import _cell, all_docs_max_tokens, all_docs_prompt, label_prompt, swapped_label_prompt
-
-    judging = opts.judging
-
-    def finish(i: int, j: int, asked: list[Asked], first_parse, reply: str, reused: bool,
-               votes: list[list], swapped: list | None):
-        majority = strict_majority([strict_majority(v) for v in votes])
-        cell = _cell(i, j, first_parse, reply, reused)
-        cell.label = majority
-        if majority is None and cell.error is None:
-            cell.error = f"no strict majority of the {len(judges)} judges: {[strict_majority(v) for v in votes]}"
-        cell.votes, cell.swapped = votes, swapped
-        return cell
-
-    if opts.labelling == "all_docs":
-        budget = all_docs_max_tokens(opts.grader_max_tokens, len(documents))
-        n = len(documents)
-
-        async def one_claim(i: int):
-            prompt = all_docs_prompt(claims[i], documents)
-            swapped = all_docs_prompt(claims[i], documents[::-1]) if judging.swap else None
-            asked = await ask_panel(judges, lambda jd: ask(
-                jd, prompt, lambda r: parse_label_list(r, n), lambda ps: [p.label for p in ps], judging, budget,
-                opts.grader_dedupe, swapped))
-            out = []
-            for j in range(n):
-                votes = [[rep[j] for rep in a.labels] for a in asked]
-                # the swapped prompt lists the documents in reverse: its item n-1-j is document j
-                sw = [a.swapped[n - 1 - j] for a in asked] if judging.swap else None
-                out.append(finish(i, j, asked, asked[0].first[j], asked[0].first_reply, asked[0].reused, votes, sw))
-            return out, sum(a.calls for a in asked)
-
-        rows = await collect(*(one_claim(i) for i in range(len(claims))))
-        return [cell for row, _ in rows for cell in row], sum(c for _, c in rows)
-
-    async def one_cell(i: int, j: int):
-        prompt = label_prompt(claims[i], documents[j])
-        swapped = swapped_label_prompt(claims[i], documents[j]) if judging.swap else None
-        asked = await ask_panel(judges, lambda jd: ask(jd, prompt, parse_label, lambda p: p.label, judging,
-                                                       opts.grader_max_tokens, opts.grader_dedupe, swapped))
-        votes = [a.labels for a in asked]
-        sw = [a.swapped for a in asked] if judging.swap else None
-        return finish(i, j, asked, asked[0].first, asked[0].first_reply, asked[0].reused, votes, sw), \
-            sum(a.calls for a in asked)
-
-    done = await collect(*(one_cell(i, j) for i in range(len(claims)) for j in range(len(documents))))
-    return [cell for cell, _ in done], sum(c for _, c in done)

@@ -17,17 +17,18 @@ Cheaper variants (paper, Limitations):
 from __future__ import annotations
 
 import json
-import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from . import metrics
+from .panel import Asked, Judge, Judging, ask, ask_panel, generate, panel_metadata, strict_majority, unit_record
 from .parse import MAX_CLAIMS, LabelParse, _parse_claims, parse_label, parse_label_list, split_sentences
 from .prompts import (
     ALL_DOCS_TEMPLATE,
     DECOMPOSE_TEMPLATE,
     LABEL_TEMPLATE,
     SALIENT_TEMPLATE,
+    SWAPPED_LABEL_TEMPLATE,
     fill,
     quote_document,
 )
@@ -77,9 +78,7 @@ class Options:
             raise ValueError("conflictscore judge_repeats/judge_swap need backend='llm' (the NLI model is deterministic)")
 
     @property
-    def judging(self):
-        from .panel import Judging
-
+    def judging(self) -> Judging:
         return Judging(self.judge_repeats, self.judge_swap, self.judge_temperature)
 
     @property
@@ -215,32 +214,19 @@ DECOMPOSE_RETRY_FACTOR = 4
 _TRUNCATED = ("max_tokens", "model_length")
 
 
-async def _generate_output(model, prompt: str, max_tokens: int | None, dedupe: bool = True):
-    """``(ModelOutput, reused)``: one grader call at temperature 0.
+#: What a failed grader call is called in its ModelOutputError.
+GRADER = "the ConflictScore grader"
 
-    With ``dedupe``, a byte-identical prompt with the same budget sent to
-    the same grader model object is sent once and its reply reused
-    (``reused=True``; no call, no tokens): in a report run the RAG and
-    Balanced samples label the same claims against the same documents. A
-    concurrent identical call waits for the first one instead of racing it.
-    The memory is per model object and event loop (one ``eval()`` run); a
-    failed call is not remembered (:mod:`conflict_eval.answers.reuse`). A
-    call with no output (an empty ``choices`` list...) raises
+
+async def _generate_output(model, prompt: str, max_tokens: int | None, dedupe: bool = True):
+    """``(ModelOutput, reused)``: one grader call at temperature 0, a
+    byte-identical earlier prompt's reply reused with ``dedupe``
+    (:func:`.panel.generate`: in a report run the RAG and Balanced samples
+    label the same claims against the same documents). A call with no output
+    (an empty ``choices`` list...) raises
     :class:`~conflict_eval.answers.failures.ModelOutputError`: the sample
     errors (retried under ``--retry-on-error``), no cell is labelled from it."""
-    from inspect_ai.model import GenerateConfig
-
-    from conflict_eval.answers.reuse import reuse_for
-
-    from conflict_eval.answers.failures import generate_checked
-
-    config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
-    reuse = reuse_for(model) if dedupe else None
-    # a failed call (empty choices...) raises, so it is never a label and never shared
-    if reuse is None:
-        return await generate_checked(model, prompt, "the ConflictScore grader", config=config), False
-    key = hashlib.sha256(f"{max_tokens}\0{prompt}".encode("utf-8", "surrogatepass")).hexdigest()
-    return await reuse.call(key, lambda: generate_checked(model, prompt, "the ConflictScore grader", config=config))
+    return await generate(model, prompt, max_tokens, dedupe=dedupe, what=GRADER)
 
 
 async def _generate(model, prompt: str, opts: Options) -> tuple[str, bool]:
@@ -294,8 +280,6 @@ async def decompose(response: str, model, opts: Options) -> Decomposition:
 
 def swapped_label_prompt(claim: str, document: str) -> str:
     """:func:`label_prompt` with the document block before the claim block (``judge_swap``)."""
-    from .prompts import SWAPPED_LABEL_TEMPLATE
-
     return fill(SWAPPED_LABEL_TEMPLATE, claim=claim, claim_json=json.dumps(claim, ensure_ascii=False)[1:-1],
                 document=document)
 
@@ -331,15 +315,13 @@ def all_docs_prompt(claim: str, documents: list[str]) -> str:
 async def label(claims: list[str], documents: list[str], model, opts: Options,
                 judges: list | None = None) -> tuple[list[Cell], int]:
     """Every (claim, document) cell, and the number of grader calls made.
-    With a panel of several ``judges`` or judge repeats/swap, :mod:`.panel` labels."""
+    With a panel of several ``judges`` or judge repeats/swap, :func:`label_with_panel` labels."""
     from inspect_ai.util import collect
 
     if not claims or not documents:
         return [], 0
     if opts.backend == "llm" and judges and (len(judges) > 1 or not opts.judging.default):
-        from .panel import conflictscore_cells
-
-        return await conflictscore_cells(claims, documents, judges, opts)
+        return await label_with_panel(claims, documents, judges, opts)
     if opts.backend == "nli":
         import anyio
 
@@ -372,6 +354,60 @@ async def label(claims: list[str], documents: list[str], model, opts: Options,
     return list(cells), sum(1 for c in cells if not c.reused)
 
 
+async def label_with_panel(claims: list[str], documents: list[str], judges: list[Judge],
+                           opts: Options) -> tuple[list[Cell], int]:
+    """``(cells, calls)`` of every claim x document cell, labelled by the
+    panel: each cell's label is the strict majority of the judges' votes; its
+    snippet, reasoning and reply are the first judge's first reply's."""
+    from inspect_ai.util import collect
+
+    judging = opts.judging
+
+    def finish(i: int, j: int, asked: list[Asked], first_parse, reply: str, reused: bool,
+               votes: list[list], swapped: list | None):
+        majority = strict_majority([strict_majority(v) for v in votes])
+        cell = _cell(i, j, first_parse, reply, reused)
+        cell.label = majority
+        if majority is None and cell.error is None:
+            cell.error = f"no strict majority of the {len(judges)} judges: {[strict_majority(v) for v in votes]}"
+        cell.votes, cell.swapped = votes, swapped
+        return cell
+
+    if opts.labelling == "all_docs":
+        budget = all_docs_max_tokens(opts.grader_max_tokens, len(documents))
+        n = len(documents)
+
+        async def one_claim(i: int):
+            prompt = all_docs_prompt(claims[i], documents)
+            swapped = all_docs_prompt(claims[i], documents[::-1]) if judging.swap else None
+            asked = await ask_panel(judges, lambda jd: ask(
+                jd, prompt, lambda r: parse_label_list(r, n), lambda ps: [p.label for p in ps], judging, budget,
+                opts.grader_dedupe, swapped, GRADER))
+            out = []
+            for j in range(n):
+                votes = [[rep[j] for rep in a.labels] for a in asked]
+                # the swapped prompt lists the documents in reverse: its item n-1-j is document j
+                sw = [a.swapped[n - 1 - j] for a in asked] if judging.swap else None
+                out.append(finish(i, j, asked, asked[0].first[j], asked[0].first_reply, asked[0].reused, votes, sw))
+            return out, sum(a.calls for a in asked)
+
+        rows = await collect(*(one_claim(i) for i in range(len(claims))))
+        return [cell for row, _ in rows for cell in row], sum(c for _, c in rows)
+
+    async def one_cell(i: int, j: int):
+        prompt = label_prompt(claims[i], documents[j])
+        swapped = swapped_label_prompt(claims[i], documents[j]) if judging.swap else None
+        asked = await ask_panel(judges, lambda jd: ask(jd, prompt, parse_label, lambda p: p.label, judging,
+                                                       opts.grader_max_tokens, opts.grader_dedupe, swapped, GRADER))
+        votes = [a.labels for a in asked]
+        sw = [a.swapped for a in asked] if judging.swap else None
+        return finish(i, j, asked, asked[0].first, asked[0].first_reply, asked[0].reused, votes, sw), \
+            sum(a.calls for a in asked)
+
+    done = await collect(*(one_cell(i, j) for i in range(len(claims)) for j in range(len(documents))))
+    return [cell for cell, _ in done], sum(c for _, c in done)
+
+
 def _cell(i: int, j: int, p: LabelParse, reply: str, reused: bool = False) -> Cell:
     return Cell(i, j, p.label, p.snippet, p.reasoning, reply, p.error, reused)
 
@@ -381,8 +417,6 @@ async def conflict_score(response: str, documents: list[str], opts: Options | No
     """Run the pipeline on one response. ``model`` defaults to :func:`resolve_grader`;
     ``judges`` (:func:`.panel.resolve_panel`) label the cells, the first one decomposes."""
     from inspect_ai.log import transcript
-
-    from .panel import Judge, panel_metadata, unit_record
 
     opts = opts or Options()
     if judges:

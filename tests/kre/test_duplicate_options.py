@@ -9,7 +9,7 @@ from inspect_ai import eval as inspect_eval
 
 from conflict_eval.answers import parse_choice
 from conflict_eval.plugins.kre.dataset import duplicate_options, load_kre
-from conflict_eval.scorers.choice_accuracy.scorer import choice_values
+from conflict_eval.scorers.choice_accuracy.values import choice_values
 from conflict_eval.testing import scripted_model
 
 # (1-based line of ../shared/data/kre_ecqa/sample.jsonl, choices, gold, candidate), read by hand

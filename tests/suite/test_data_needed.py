@@ -3,6 +3,7 @@ record, field, kind); each command tells the fix as it takes the file: ``-T path
 for ``inspect eval`` / ``conflict-eval run``, ``path: FILE`` in the task's ``args:``
 for suite commands. No message is rewritten after the fact."""
 
+import json
 import pickle
 
 import pytest
@@ -59,3 +60,57 @@ def test_run_tells_the_task_argument(capsys):
     code = main(["run", "--dataset", "conflictbench_ambigdocs", "--model", "scripted/x", "--display", "none"])
     line = _error(capsys)
     assert code == 2 and "conflictbench_ambigdocs needs -T path=FILE: test.json" in line
+
+
+# Loader errors that advise a data file (not a missing one) render per command too.
+
+def test_an_unknown_memory_model_advises_the_path_argument_per_command():
+    from conflict_eval.plugins.conflictqa.dataset import conflictqa
+    from conflict_eval.records.errors import data_needed
+
+    with pytest.raises(ValueError, match="unknown memory_model 'gpt5'") as got:
+        conflictqa(memory_model="gpt5")
+    err = data_needed(got.value)
+    assert err is got.value
+    assert str(err).endswith("(or pass any upstream per-model file as -T path=FILE)")
+    assert err.render("suite").endswith("(or pass any upstream per-model file as `path: FILE` in that task's "
+                                        "`args:` (a copy of the suite file; suite commands take no -T))")
+    assert str(pickle.loads(pickle.dumps(err))) == str(err)
+
+
+def test_a_pickle_advises_the_converted_file_per_command(tmp_path):
+    from conflict_eval.plugins.conflictbench.dataset import conflictingqa_records
+    from conflict_eval.records import DataFileError
+
+    (tmp_path / "data.pkl").write_bytes(b"\x80\x04K\x01.")  # a pickle of 1
+    with pytest.raises(DataFileError) as got:
+        conflictingqa_records(tmp_path / "data.pkl")
+    err = got.value
+    assert str(err).endswith("then pass it as -T path=conflictingqa.jsonl")
+    assert "then pass it as `path: conflictingqa.jsonl` in that task's `args:`" in err.render("suite")
+    assert "-T path" not in err.render("suite")
+    [problem] = err.problems
+    assert str(problem).endswith("then pass it as -T path=conflictingqa.jsonl")
+    again = pickle.loads(pickle.dumps(err))
+    assert str(again) == str(err) and again.render("suite") == err.render("suite")
+
+
+@pytest.mark.parametrize("args, task_form, suite_form", [
+    ({"dataset": "conflictqa", "memory_model": "gpt5"},
+     "file as -T path=FILE)", "file as `path: FILE` in that task's `args:`"),
+    ({"dataset": "conflictbench_conflictingqa", "path": "{tmp}/data.pkl"},
+     "then pass it as -T path=conflictingqa.jsonl", "then pass it as `path: conflictingqa.jsonl` in that task's `args:`"),
+], ids=["conflictqa", "conflictbench"])
+def test_run_and_suite_run_tell_the_advice_as_they_take_the_file(tmp_path, capsys, args, task_form, suite_form):
+    (tmp_path / "data.pkl").write_bytes(b"\x80\x04K\x01.")
+    args = {k: v.replace("{tmp}", str(tmp_path)) for k, v in args.items()}
+    options = [x for k, v in args.items() if k != "dataset" for x in ("-T", f"{k}={v}")]
+    code = main(["run", "--dataset", args["dataset"], *options, "--model", "scripted/x", "--display", "none"])
+    line = _error(capsys)
+    assert code == 2 and task_form in line, line
+    spec = ", ".join(f"{k}: {json.dumps(v)}" for k, v in {"method": "end_to_end", **args}.items())
+    (tmp_path / "s.yaml").write_text(f"name: advice\nmodels: [scripted/x]\ntasks:\n  - task: conflict_eval/run\n"
+                                     f"    args: {{{spec}}}\n")
+    code = main(["suite", "run", str(tmp_path / "s.yaml"), "--log-dir", str(tmp_path / "logs"), "--display", "none"])
+    line = _error(capsys)
+    assert code == 2 and suite_form in line and "-T path" not in line, line
