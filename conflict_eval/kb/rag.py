@@ -9,7 +9,7 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
-from conflict_eval.records import ConflictQA
+from conflict_eval.records import ConflictQA, OptionError, arg
 
 from .format import kb_retriever
 
@@ -59,8 +59,9 @@ def kb_record(state: TaskState) -> ConflictQA:
     record = state.metadata_as(ConflictQA)
     for key in ("kb_path", "pollution", "candidate"):
         if key not in record.extra:
-            raise ValueError(f"sample {record.id}: extra.{key} is missing; this method runs on the "
-                             "polluted_kb dataset (-T dataset=polluted_kb -T path=KB_FILE)")
+            raise OptionError(f"sample {record.id}: extra.{key} is missing; this method runs on the "
+                              f"polluted_kb dataset ({arg('dataset', 'polluted_kb')} {arg('path', 'KB_FILE')})",
+                              shown="any")
     return record
 
 

@@ -19,7 +19,9 @@ from conflict_eval.records.errors import (
     MissingField,
     OptionError,
     RecordProblem,
+    arg,
     check_file,
+    path_argument,
 )
 from conflict_eval.records.files import ENCODING, not_utf8, read_json_or_jsonl, read_jsonl, write_jsonl
 from conflict_eval.records.rows import Converter, Row, as_id, as_strings, content_id, numbered, optional_text

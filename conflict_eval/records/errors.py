@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+import re
 
 
 # validation with complete, located error reports
@@ -62,14 +63,19 @@ class DataFileError(DatasetError):
         return self if self.dataset else DataFileError(dataset, self.file, self.message)
 
 
-# where the data file goes, by how the task is run: a task argument on the command
-# line (`inspect eval`, `conflict-eval run`) or a task's `args:` in a suite file
+# where a task argument goes, by how the task is run: a task argument on the command
+# line (`inspect eval`, `conflict-eval run`) or a task's `args:` in a suite file;
+# "any" for a message that cannot know (raised inside a running sample, printed by a
+# command that is neither)
 PATH_ARGUMENT = {
     "task": "-T {field}={file}",
     "suite": "`{field}: {file}` in that task's `args:` (a copy of the suite file; suite commands take no -T)",
+    "any": "-T {field}={file} (in a suite file: `{field}: {file}` in that task's `args:`)",
 }
+SUITE_AGAIN = "`{field}: {file}` in that task's `args:`"
+"""The suite form of the second and later arguments of one message (the note once)."""
 ARG = "{path argument}"
-"""Where the path argument goes in the text of a :class:`PathAdvice` error."""
+"""Where the error's own argument (``arg_field``, ``arg_file``) goes in the text of a :class:`PathAdvice` error."""
 NEEDS = {  # missing-data kind -> why the data is not here
     "required": "",  # the loader never downloads: the file must be given
     "offline": "network access is disabled (CONFLICT_EVAL_OFFLINE)",
@@ -78,61 +84,118 @@ NEEDS = {  # missing-data kind -> why the data is not here
 
 
 def path_argument(context: str = "task", field: str = "path", file: str = "FILE") -> str:
-    """How the command that runs a task takes its data file: ``context`` ``"task"``
-    (``inspect eval``, ``conflict-eval run``) or ``"suite"`` (suite commands).
+    """How the command that runs a task takes its argument ``field`` (``path``: the data
+    file): ``context`` ``"task"`` (``inspect eval``, ``conflict-eval run``), ``"suite"``
+    (suite commands) or ``"any"`` (both forms, where the context is unknown).
 
     >>> path_argument()
     '-T path=FILE'
     >>> path_argument("suite", file="q.jsonl").split(" (")[0]
     "`path: q.jsonl` in that task's `args:`"
+    >>> path_argument("any", "scorer", "NAME")
+    "-T scorer=NAME (in a suite file: `scorer: NAME` in that task's `args:`)"
     """
     return PATH_ARGUMENT[context].format(field=field, file=file)
 
 
+def arg(field: str, value: str = "FILE") -> str:
+    """A placeholder for the task argument ``field=value`` in the text of a
+    :class:`PathAdvice` error (:data:`ARG` is the error's own argument), for
+    messages that name several.
+
+    >>> render_arguments(f"pass {arg('dataset', 'polluted_kb')} {arg('path', 'KB_FILE')}", "task")
+    'pass -T dataset=polluted_kb -T path=KB_FILE'
+    >>> render_arguments(f"pass {arg('dataset', 'polluted_kb')} and {arg('path', 'KB_FILE')}", "suite")
+    "pass `dataset: polluted_kb` in that task's `args:` (a copy of the suite file; suite commands take no -T) \
+and `path: KB_FILE` in that task's `args:`"
+    """
+    if "}" in field + value or "=" in field:
+        raise ValueError(f"bad task argument placeholder {field!r}={value!r}")
+    return f"{{arg {field}={value}}}"
+
+
+_ARG_PATTERN = re.compile(r"\{arg ([^=}]+)=([^}]*)\}|" + re.escape(ARG))
+
+
+def render_arguments(text: str, context: str = "task", field: str = "path", file: str = "FILE") -> str:
+    """``text`` with :data:`ARG` (as ``field=file``) and every :func:`arg` placeholder
+    written as ``context`` takes the argument. In a suite, the note that suite
+    commands take no -T is said once; ``"any"`` writes the ``-T`` forms in place and
+    the suite forms once, at the end.
+
+    >>> render_arguments(f"run on {arg('dataset', 'kb')} {ARG}", "any", "path", "KB")
+    "run on -T dataset=kb -T path=KB (in a suite file: `dataset: kb`, `path: KB` in that task's `args:`)"
+    """
+    seen = []
+
+    def one(m: re.Match) -> str:
+        name, value = (m[1], m[2]) if m[1] is not None else (field, file)
+        form = PATH_ARGUMENT["task"] if context == "any" else SUITE_AGAIN if context == "suite" and seen \
+            else PATH_ARGUMENT[context]
+        seen.append((name, value))
+        return form.format(field=name, file=value)
+
+    text = _ARG_PATTERN.sub(one, text)
+    if context == "any" and seen:
+        text += f" (in a suite file: {', '.join(f'`{n}: {v}`' for n, v in seen)} in that task's `args:`)"
+    return text
+
+
 class PathAdvice:
-    """An error whose text tells where a data file goes (a task's ``path``):
-    :meth:`render` writes it as the command that runs the task takes it
-    (:func:`path_argument`), ``str()`` for a task. ``conflict-eval run`` and the
-    suite commands find one in an error's cause chain (:func:`data_needed`).
-    A subclass gives :meth:`_template` (its text, :data:`ARG` where the
-    argument goes), ``arg_field`` and ``arg_file``."""
+    """An error whose text tells where a task argument goes (a data file's ``path``,
+    a ``scorer``, a ``kg_triples`` file, ...): :meth:`render` writes each as the
+    command that runs the task takes it (:func:`render_arguments`); ``str()``
+    renders for ``shown`` (``"task"``; ``"any"``, both forms, for an error raised
+    inside a running sample, which reaches the user through the eval log, past the
+    command). ``conflict-eval run`` and the suite commands find one in an error's
+    cause chain (:func:`data_needed`). A subclass gives :meth:`_template` (its text,
+    :data:`ARG` where its own argument goes, :func:`arg` for others), ``arg_field``
+    and ``arg_file``."""
 
     arg_field = "path"
     arg_file = "FILE"
+    shown = "task"
 
     def _template(self) -> str:
         raise NotImplementedError
 
     def render(self, context: str = "task") -> str:
-        """The message for a command context: ``"task"`` or ``"suite"`` (:data:`PATH_ARGUMENT`)."""
-        return self._template().replace(ARG, path_argument(context, self.arg_field, self.arg_file))
+        """The message for a command context: ``"task"``, ``"suite"`` or ``"any"`` (:data:`PATH_ARGUMENT`)."""
+        return render_arguments(self._template(), context, self.arg_field, self.arg_file)
 
     def __str__(self) -> str:
-        return self.render()
+        return self.render(self.shown)
 
 
 class OptionError(PathAdvice, ValueError):
-    """A bad option of a loader whose fix may be a data file instead; ``text``
-    holds :data:`ARG` where the path argument goes.
+    """A bad option, or a missing one, whose fix is a task argument: ``text`` holds
+    :data:`ARG` where the argument ``field`` (``path``) goes, :func:`arg` for others.
+    ``shown="any"`` for an error raised inside a running sample (:class:`PathAdvice`).
+    A subclass that is also another exception type (``SourceError``) keeps it
+    when pickled.
 
     >>> err = OptionError(f"unknown model 'x' (or give its file as {ARG})")
     >>> str(err), err.render("suite").startswith("unknown model 'x' (or give its file as `path: FILE`")
     ("unknown model 'x' (or give its file as -T path=FILE)", True)
+    >>> str(OptionError(f"pass one {ARG}", field="user_need", file="...", shown="any"))
+    "pass one -T user_need=... (in a suite file: `user_need: ...` in that task's `args:`)"
     """
 
-    def __init__(self, text: str, *, field: str = "path", file: str = "FILE"):
-        self.text, self.arg_field, self.arg_file = text, field, file
-        super().__init__(self.render())
+    def __init__(self, text: str, *, field: str = "path", file: str = "FILE", shown: str = "task"):
+        if shown not in PATH_ARGUMENT:
+            raise ValueError(f"unknown context {shown!r}; expected one of {', '.join(PATH_ARGUMENT)}")
+        self.text, self.arg_field, self.arg_file, self.shown = text, field, file, shown
+        super().__init__(self.render(shown))
 
     def _template(self) -> str:
         return self.text
 
     def __reduce__(self):
-        return (_option_error, (self.text, self.arg_field, self.arg_file))
+        return (_option_error, (self.text, self.arg_field, self.arg_file, self.shown, type(self)))
 
 
-def _option_error(text, field, file):
-    return OptionError(text, field=field, file=file)
+def _option_error(text, field, file, shown="task", cls=None):
+    return (cls or OptionError)(text, field=field, file=file, shown=shown)
 
 
 class DataFileAdvice(PathAdvice, DataFileError):
@@ -143,7 +206,7 @@ class DataFileAdvice(PathAdvice, DataFileError):
                  field: str = "path"):
         self.arg_file, self.arg_field = file_hint, field
         DataFileError.__init__(self, dataset, file, message)
-        self.problems = [RecordProblem("-", "", "-", message.replace(ARG, path_argument("task", field, file_hint)))]
+        self.problems = [RecordProblem("-", "", "-", render_arguments(message, "task", field, file_hint))]
 
     def _template(self) -> str:
         return DataFileError._text(self)
@@ -181,7 +244,7 @@ class DataNeeded(PathAdvice, ValueError):
         super().__init__(self.render())
 
     def render(self, context: str = "task") -> str:
-        """The message for a command context: ``"task"`` or ``"suite"`` (:data:`PATH_ARGUMENT`)."""
+        """The message for a command context: ``"task"``, ``"suite"`` or ``"any"`` (:data:`PATH_ARGUMENT`)."""
         arg = path_argument(context, self.field)
         who = " ".join(x for x in (self.dataset, f"record {self.record!r}" if self.record else None) if x) \
             or self.file or "this dataset"

@@ -45,9 +45,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from conflict_eval.records import ARG, arg
 from conflict_eval.retrieval import Document, Hit
+from conflict_eval.retrieval.servers import SourceAdvice, SourceError
 
-from conflict_eval.retrieval.servers import SourceError
+CORPUS_VALUES = "FILE|INDEX_DIR|es+URL|colbert+URL"  # what -T text_corpus= takes
 
 __all__ = [
     "KGBackend", "KGSource", "KnowledgeSource", "SerpApiSource", "SourceError", "TextSource",
@@ -556,7 +558,8 @@ def text_source(corpus: str | None = None, retriever: str = "bm25") -> TextSourc
     """Text source over ``corpus``: a file (BM25 or dense in memory), an index
     directory, or a search server URL (``es+http://...``, ``colbert+http://...``)."""
     if not corpus:
-        raise SourceError("text source needs a corpus: pass -T text_corpus=FILE|INDEX_DIR|es+URL|colbert+URL")
+        raise SourceAdvice(f"text source needs a corpus: pass {ARG}", field="text_corpus", file=CORPUS_VALUES,
+                           shown="any")
     if retriever not in ("bm25", "dense"):
         raise SourceError(f"unknown retriever {retriever!r}; expected bm25 or dense")
     return cached_source("text", TextSource, corpus=corpus, retriever=retriever)
@@ -566,7 +569,8 @@ def kg_source(triples: str | None = None) -> KGSource:
     """KG source over a triples file (BlendQA records or head/relation/tail JSONL)
     or a SPARQL endpoint (``sparql+https://query.wikidata.org/sparql``)."""
     if not triples:
-        raise SourceError("kg source needs triples: pass -T kg_triples=FILE or -T kg_triples=sparql+URL")
+        raise SourceAdvice(f"kg source needs triples: pass {ARG} or {arg('kg_triples', 'sparql+URL')}",
+                           field="kg_triples", shown="any")
     return cached_source("kg", KGSource, backend=triples)
 
 
@@ -576,6 +580,7 @@ def web_source(pages: str | None = None, api: bool = False) -> WebPagesSource | 
         return cached_source("web", WebPagesSource, pages=pages)
     if api:
         return SerpApiSource()
-    raise SourceError("web source needs pre-fetched pages (-T web_pages=FILE) or the search API "
-                      "(-T web_api=true with CONFLICT_EVAL_WEB_SEARCH_KEY set); or run without it: "
-                      "-T sources=text with -T text_corpus=FILE|INDEX_DIR|es+URL|colbert+URL")
+    raise SourceAdvice(f"web source needs pre-fetched pages ({ARG}) or the search API "
+                       f"({arg('web_api', 'true')} with CONFLICT_EVAL_WEB_SEARCH_KEY set); or run without it: "
+                       f"{arg('sources', 'text')} with {arg('text_corpus', CORPUS_VALUES)}", field="web_pages",
+                       shown="any")
