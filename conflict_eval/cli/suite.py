@@ -51,7 +51,7 @@ def cmd_suite_estimate(args) -> int:
 
 def cmd_suite_run(args) -> int:
     from conflict_eval.runs.run import parse_shard, run_suite
-    from conflict_eval.runs.status import incomplete, render_status
+    from conflict_eval.runs.status import error_lines, incomplete, render_status
 
     from conflict_eval.runs.batching import parse_batch_flag, with_batch
 
@@ -82,6 +82,8 @@ def cmd_suite_run(args) -> int:
                else "stopped by the budget"}.get(run.stop_reason or "", "some tasks did not finish")
         print(f"suite {suite.name}: INCOMPLETE, {why}: {len(left)} of {len(run.statuses)} task(s) unfinished")
     print(render_status(run.statuses))
+    for line in error_lines(left):
+        print(line, file=sys.stderr)
     print(f"logs: {run.log_dir}")
     print(f"table: conflict-eval leaderboard {log_dir}")
     if not run.success and all(s.to_close for s in left):
@@ -128,7 +130,7 @@ def cmd_suite_worker(args) -> int:
 
 
 def _plan_status(args, plan_file, plan) -> int:
-    from conflict_eval.runs.status import incomplete, render_status, status_json
+    from conflict_eval.runs.status import error_lines, incomplete, render_status, status_json
     from conflict_eval.runs.worker import plan_spend, plan_statuses
 
     statuses = plan_statuses(plan)
@@ -148,6 +150,8 @@ def _plan_status(args, plan_file, plan) -> int:
     head = "all tasks done" if not left else f"INCOMPLETE: {len(left)} of {len(statuses)} unfinished"
     print(f"{plan['log_dir']} (plan {plan_file}): {head}")
     print(render_status(statuses))
+    for line in error_lines(left):
+        print(line)
     budget = plan.get("budget_usd")
     print(f"spent ${sum(spend.values()):.4f}" + (f" of ${budget:.4f}" if budget is not None else "")
           + " (all workers, from the shared folder; batch prices where batched)")
@@ -191,7 +195,7 @@ def cmd_suite_status(args) -> int:
     from conflict_eval.runs.batch_stop import batch_lines
     from conflict_eval.runs.budget import read_stop
     from conflict_eval.runs.plan import find_plan, read_plan
-    from conflict_eval.runs.status import incomplete, render_status, status_json, task_statuses
+    from conflict_eval.runs.status import error_lines, incomplete, render_status, status_json, task_statuses
 
     if args.plan or find_plan(args.log_dir):
         plan_file, plan = read_plan(args.plan or args.log_dir)
@@ -210,6 +214,8 @@ def cmd_suite_status(args) -> int:
         head = "all tasks done" if statuses and not left else f"INCOMPLETE: {len(left)} of {len(statuses)} unfinished"
         print(f"{args.log_dir}: {head}" + (f" (stopped: {stop['conflict_eval_stop_reason']})" if stop and left else ""))
         print(render_status(statuses))
+        for line in error_lines(left):
+            print(line)
         for line in batch_lines((stop or {}).get("batches")):
             print(line)
     return 0 if statuses and not left else 1

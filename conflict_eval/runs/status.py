@@ -169,3 +169,23 @@ def render_status(statuses: list[TaskStatus]) -> str:
 
 def status_json(statuses: list[TaskStatus]) -> list[dict[str, Any]]:
     return [{**asdict(s), "complete": s.complete, "to_close": s.to_close} for s in statuses]
+
+
+def error_lines(statuses: list[TaskStatus]) -> list[str]:
+    """What stopped each errored task, from its log's header (Inspect's own error): the last line
+    of the message, which names the cause; the whole traceback is in the log (``inspect view``)."""
+    from inspect_ai.log import read_eval_log
+
+    out = []
+    for s in statuses:
+        if s.status != "error" or not s.log:
+            continue
+        try:
+            error = read_eval_log(s.log, header_only=True).error
+        except Exception as e:  # an unreadable log is said, never hidden
+            out.append(f"error: {s.model} x {s.label}: its log {s.log} cannot be read ({type(e).__name__}: {e})")
+            continue
+        lines = [ln.strip() for ln in (error.message if error else "").splitlines() if ln.strip()]
+        out.append(f"error: {s.model} x {s.label}: " + (lines[-1] if lines else "no message in its log")
+                   + f" (log: {s.log.removeprefix('file://')})")
+    return out

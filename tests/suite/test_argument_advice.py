@@ -221,11 +221,16 @@ def test_a_sample_error_says_both_forms_in_the_log_of_a_task_run(log_dir):
     assert log.status == "error" and f"{NEED_TASK} {NEED_SUITE}" in log.error.message
 
 
-def test_a_sample_error_says_both_forms_in_the_log_of_a_suite_run(tmp_path):
+def test_a_sample_error_says_both_forms_in_the_log_of_a_suite_run(tmp_path, capsys):
     assert main(_suite(tmp_path, {"method": "user_need_prompt", "dataset": "demo"})) == 1
     [path] = Path(tmp_path / "suite_logs").glob("*.eval")
     log = read_eval_log(str(path))
     assert log.status == "error" and f"{NEED_TASK} {NEED_SUITE}" in log.error.message
+    # and suite run (then suite status) say it, not only the log: the message's last line, which names the cause
+    [line] = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("error: scripted/x x ")]
+    assert NEED_TASK in line and NEED_SUITE in line and line.endswith(f"(log: {path})"), line
+    assert main(["suite", "status", str(tmp_path / "suite_logs")]) == 1
+    assert [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("error: scripted/x x ")] == [line]
 
 
 def test_the_conflictingqa_converter_prints_both_forms(tmp_path, capsys):
