@@ -13,13 +13,16 @@ import json
 
 
 def _generate(args: argparse.Namespace) -> int:
+    from conflict_eval.records import path_argument
+
     from .generator import generate_uraq
 
     rows, report = generate_uraq(args.model, args.out, n_statements=args.n, per_call=args.per_call,
                                  hops=args.hops, threshold=args.threshold, temperature=args.temperature,
                                  max_tokens=args.max_tokens)
     print(f"wrote {len(rows)} questions to {args.out} (settings: {args.out}.settings.json; "
-          f"all {len(report.pool)} generated statements for -T distractors=: {args.out}.pool.jsonl)")
+          f"all {len(report.pool)} generated statements: {args.out}.pool.jsonl; use them with "
+          f"{path_argument('any', 'distractors', f'{args.out}.pool.jsonl')})")
     print(json.dumps(report.as_dict(), indent=1))
     return 0
 
