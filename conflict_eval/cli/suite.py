@@ -130,6 +130,7 @@ def cmd_suite_worker(args) -> int:
 
 
 def _plan_status(args, plan_file, plan) -> int:
+    from conflict_eval.runs.batch_stop import batch_lines
     from conflict_eval.runs.status import error_lines, incomplete, render_status, status_json
     from conflict_eval.runs.worker import plan_spend, plan_statuses
 
@@ -159,6 +160,8 @@ def _plan_status(args, plan_file, plan) -> int:
         share = f" of ${w['budget_usd']:.4f}" if w.get("budget_usd") is not None else ""
         stop = f", stopped: {stops[w['worker']]['conflict_eval_stop_reason']}" if w["worker"] in stops and left else ""
         print(f"  worker {w['worker']}: ${spend.get(w['worker'], 0.0):.4f}{share}, {len(w['cells'])} cell(s){stop}")
+        for line in batch_lines((stops.get(w["worker"]) or {}).get("batches")):
+            print(f"  worker {w['worker']} {line}")
     return 0 if not left else 1
 
 

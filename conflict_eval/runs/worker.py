@@ -107,6 +107,27 @@ def plan_batch_budget(plan: dict[str, Any], cells: list[dict]) -> tuple[dict[str
     return batch_budget((c["model"], setting.get(c["model"]), c.get("list_usd_per_call")) for c in cells)
 
 
+def _watch_batches(plan_dir: Path, mine: list[dict], batch: dict[str, Any]):
+    """A :class:`~conflict_eval.runs.batch_stop.BatchWatch` on this worker's batched models: their
+    Tasks are built here first (the generated ``tasks.py`` gets the same ones, :func:`cell_task`'s
+    cache), so their models are hooked before Inspect submits a batch."""
+    from conflict_eval.runs.batch_stop import BatchWatch
+    from conflict_eval.runs.plan import PLAN_FILE, TASKS_FILE, _plan_tasks
+
+    watch = BatchWatch()
+    if not any(c["model"] in batch for c in mine):
+        return watch
+    tasks = _plan_tasks(str((plan_dir / TASKS_FILE).resolve().parent / PLAN_FILE))
+    for c in mine:
+        if c["model"] in batch:
+            model = tasks[c["name"]].model
+            if model is None:
+                watch.unwatched.add(c["model"])
+            else:
+                watch.watch(c["model"], model)
+    return watch
+
+
 def _set_aside_superseded(plan: dict[str, Any], mine: list[dict], statuses: list) -> None:
     """Once a cell is complete, the attempts it resumed from are superseded: the killed log,
     the ``-recovered`` copy Inspect makes of a crashed log, and any earlier unfinished
@@ -175,6 +196,7 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
 
     suite = load_suite(plan["suite"])
     batch, reserve = plan_batch_budget(plan, mine)
+    watch = _watch_batches(plan_dir, mine, batch)
     interrupted = None
     with SigtermAsSigint() as term, \
             budget_guard(budget, log_dir, plan_prices(plan) if budget is not None else {},
@@ -193,12 +215,26 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
     if left:
         reason = "budget" if guard.stopped else term.received or interrupted or (
             "SIGINT" if any(s.status == "cancelled" for s in left) else "incomplete")
-    if left and "://" not in log_dir:
+
+    def stop(batches):  # why this worker stopped short (beside suite-stop.json's fields)
         stop_file.write_text(json.dumps({"conflict_eval_stop_reason": reason, "budget_usd": budget,
                                          "spent_usd": guard.spent, "submitted": guard.submitted(),
+                                         **({"batches": batches} if batches else {}),
                                          "tasks": [{"model": s.model, "task": s.label, "state": s.status,
                                                     "done": s.done, "total": s.total} for s in left]},
                                         indent=2) + "\n", encoding="utf-8")
-    elif "://" not in log_dir:
+
+    signalled = reason in ("SIGINT", "SIGTERM")
+    if left and "://" not in log_dir:  # written before the cancels: a second Ctrl-C leaves every batch listed
+        stop(watch.record() if signalled else None)
+    if watch.running() or (signalled and watch.unwatched):
+        from conflict_eval.runs.batch_stop import keep_unread
+
+        batches = watch.stop()  # nobody will read these batches' results: cancel them at the provider
+        if "://" not in log_dir:
+            keep_unread(log_dir, batches)
+            if left:
+                stop(batches)
+    if not left and "://" not in log_dir:
         stop_file.unlink(missing_ok=True)
     return WorkerRun(not left, statuses, reason, guard.spent, skipped, resumed)

@@ -2,6 +2,7 @@
 against a local OpenAI-compatible batch server (tests/openai_server.py)."""
 
 import json
+from pathlib import Path
 import os
 import signal
 from collections import Counter
@@ -420,3 +421,35 @@ def test_requests_billed_before_a_cancel_stay_on_the_page_after_a_resume(tmp_pat
     (logs / "unread-batches.jsonl").write_text("{\"at\": 1}\n")
     with pytest.raises(ValueError, match=r"unread-batches.jsonl: line 1: not a record of unread batches"):
         unread_requests([logs])
+
+
+def test_ctrl_c_of_a_plan_worker_cancels_its_batches(tmp_path, monkeypatch, capsys):
+    """A `suite worker` (many machines) interrupted while its batch is in progress cancels
+    it at the provider too, and its stop record and the plan's status say so."""
+    from conflict_eval.cli import main
+    from conflict_eval.runs.plan import make_plan, read_plan
+    from conflict_eval.runs.worker import run_worker
+
+    srv = _batched_server(monkeypatch)
+    try:
+        suite = _suite(tmp_path, a="fake-w", b="fake-v")
+        text = (tmp_path / "batched.yaml").read_text().replace("  - model: openai/fake-v\n    batch: "
+                                                               + B_TIMING + "\n", "")
+        (tmp_path / "one.yaml").write_text(text)
+        assert [m.model for m in load_suite(tmp_path / "one.yaml").models] == ["openai/fake-w"]
+        make_plan(str(tmp_path / "one.yaml"), tmp_path / "plan", workers=1)
+        _, plan = read_plan(tmp_path / "plan")
+        [w] = plan["workers"]
+        run = run_worker(tmp_path / "plan" / w["selection"])
+        assert run.stop_reason == "SIGINT" and not run.success
+        assert srv.counts["batches.create"] == 1 and srv.counts["batches.cancel"] == 1 and srv.running() == []
+        [bid] = srv.batches
+        assert "cancelled 1 batch(es) (4 requests) at the provider" in capsys.readouterr().err
+        stop = json.loads((Path(plan["log_dir"]) / f"worker-{w['worker']}-stop.json").read_text())
+        assert stop["conflict_eval_stop_reason"] == "SIGINT"
+        assert stop["batches"]["cancelled"] == [{"id": bid, "model": "openai/fake-w", "status": "cancelled",
+                                                 "requests": 4, "completed": 0}]
+        assert main(["suite", "status", str(tmp_path / "plan")]) == 1
+        assert "  worker 1 batches: 1 cancelled at the provider (4 requests)" in capsys.readouterr().out
+    finally:
+        srv.stop()
