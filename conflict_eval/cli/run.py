@@ -130,10 +130,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
         except KeyboardInterrupt:
             logs = []
-        if watch is not None and (watch.running() or not logs or logs[0].status == "cancelled"):
-            from conflict_eval.runs.batch_stop import keep_unread
-
-            keep_unread(log_dir, watch.stop())  # nobody will read these batches' results: cancel them at the provider
+        if watch is not None:
+            watch.settle(log_dir, not logs or logs[0].status == "cancelled")
     if not logs or logs[0].status == "cancelled":
         location = logs[0].location if logs else _newest_log(log_dir, started)
         location = location.removeprefix("file://") if location else None

@@ -164,6 +164,24 @@ class BatchWatch:
                 "still_running": [b.public(command=True) for b in still],
                 "unwatched_models": sorted(self.unwatched)}
 
+    def settle(self, log_dir: str | Path | None, signalled: bool,
+               record: Callable[[dict[str, Any] | None], None] | None = None) -> dict[str, Any] | None:
+        """After the eval: ``record`` (the caller's stop record, ``None`` when nothing is left)
+        first lists what still runs, so a second Ctrl-C during the cancels leaves every batch
+        listed; then every unfinished batch is cancelled (:meth:`stop`), the billed-but-unread
+        requests are kept beside the logs (:func:`keep_unread`) and the record is written
+        again with the outcome. Returns the outcome, ``None`` where there was nothing to do."""
+        if record is not None:
+            record(self.record() if signalled else None)
+        if not (self.running() or (signalled and self.unwatched)):
+            return None
+        batches = self.stop()  # nobody will read these batches' results: cancel them at the provider
+        if log_dir is not None:
+            keep_unread(log_dir, batches)
+        if record is not None:
+            record(batches)
+        return batches
+
     def stop(self, say: Callable[[str], None] | None = None, timeout: float = CANCEL_TIMEOUT,
              deadline: float = CANCEL_DEADLINE) -> dict[str, Any] | None:
         """Cancel every batch still running at the provider; say what happened; the stop record's ``batches``."""

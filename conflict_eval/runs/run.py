@@ -192,7 +192,6 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
     """
     from inspect_ai import eval_set
 
-    from conflict_eval.runs.batch_stop import keep_unread
     from conflict_eval.runs.budget import budget_guard, write_stop
     from conflict_eval.runs.estimate import register_costs
     from conflict_eval.runs.preflight import check_endpoints
@@ -247,15 +246,7 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
                        tasks=[{"model": s.model, "task": s.label, "state": s.status, "done": s.done,
                                "total": s.total} for s in left])
 
-        batches = None
-        signalled = reason in ("SIGINT", "SIGTERM")
-        if left:  # written before the cancels: a second Ctrl-C leaves every batch listed as running
-            stop(watch.record() if signalled else None)
-        if watch.running() or (signalled and watch.unwatched):
-            batches = watch.stop()  # nobody will read these batches' results: cancel them at the provider
-            keep_unread(out_dir, batches)
-            if left:
-                stop(batches)
+        batches = watch.settle(out_dir, reason in ("SIGINT", "SIGTERM"), stop if left else None)
     if not left:
         write_stop(out_dir, None)
     return SuiteRun(not left, logs, statuses, reason, out_dir, guard.spent, batches)

@@ -224,17 +224,8 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
                                                     "done": s.done, "total": s.total} for s in left]},
                                         indent=2) + "\n", encoding="utf-8")
 
-    signalled = reason in ("SIGINT", "SIGTERM")
-    if left and "://" not in log_dir:  # written before the cancels: a second Ctrl-C leaves every batch listed
-        stop(watch.record() if signalled else None)
-    if watch.running() or (signalled and watch.unwatched):
-        from conflict_eval.runs.batch_stop import keep_unread
-
-        batches = watch.stop()  # nobody will read these batches' results: cancel them at the provider
-        if "://" not in log_dir:
-            keep_unread(log_dir, batches)
-            if left:
-                stop(batches)
-    if not left and "://" not in log_dir:
+    local = "://" not in log_dir
+    watch.settle(log_dir if local else None, reason in ("SIGINT", "SIGTERM"), stop if left and local else None)
+    if not left and local:
         stop_file.unlink(missing_ok=True)
     return WorkerRun(not left, statuses, reason, guard.spent, skipped, resumed)
