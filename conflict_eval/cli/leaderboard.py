@@ -10,7 +10,7 @@ def cmd_leaderboard(args) -> int:
         paths = write_leaderboard(args.log_dir, args.out, prices_path=args.prices,
                                   cost_config_path=args.model_cost_config, bootstrap=args.bootstrap,
                                   seed=args.seed, allow_incomplete=args.allow_incomplete,
-                                  judge_gold=args.judge_gold)
+                                  judge_gold=args.judge_gold, alpha=args.alpha, adjustment=args.adjust)
     except IncompleteLogsError as exc:
         import sys
 
@@ -19,6 +19,14 @@ def cmd_leaderboard(args) -> int:
     print(paths["md"].read_text(encoding="utf-8"))
     print("written:", ", ".join(str(p) for p in paths.values()))
     return 0
+
+
+def add_verdict_options(p) -> None:
+    """``--alpha`` and ``--adjust``, shared by ``leaderboard`` and ``compare`` (report.paired)."""
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="significance level of the paired tests (default 0.05)")
+    p.add_argument("--adjust", choices=("holm", "none"), default="holm",
+                   help="family correction over every comparison shown (default holm)")
 
 
 def add_cli_commands(sub) -> None:
@@ -34,6 +42,7 @@ def add_cli_commands(sub) -> None:
     p.add_argument("--bootstrap", type=int, default=1000, metavar="B",
                    help="bootstrap resamples for the 95%% intervals of non-0/1 metrics (default 1000; 0: none)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    add_verdict_options(p)
     p.add_argument("--judge-gold", metavar="FILE", help="a benchmarks/judge_gold.py JSON result: each judge's "
                    "accuracy on the hand-labelled slice, shown beside the model-graded scores")
     p.set_defaults(fn=cmd_leaderboard)

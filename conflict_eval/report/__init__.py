@@ -28,11 +28,11 @@ from .grouping import canonical_task_name, sample_group, short_heads, task_key
 from .logs import SampleRecord, deduplicate, read_records, score_values
 from .commands import reproduce_command
 from .provenance import provenance
-from .stats import Comparison, MetricSummary, Row, aggregate, headline_metric, paired_comparisons, summarise_metric
+from .stats import Comparison, MetricSummary, Row, aggregate, paired_comparisons, summarise_metric
 
 __all__ = [
     "Comparison", "IncompleteLogsError", "MetricSummary", "Row", "SampleRecord", "aggregate", "build_leaderboard",
-    "canonical_task_name", "deduplicate", "headline_metric", "load_model_cost_config", "load_prices",
+    "canonical_task_name", "deduplicate", "load_model_cost_config", "load_prices",
     "model_colours", "paired_comparisons", "price_for", "provenance", "read_records", "reproduce_command",
     "sample_cost_usd", "sample_group", "score_values", "short_heads", "summarise_metric", "task_key",
     "write_leaderboard", "to_html", "to_markdown", "to_csv", "to_json", "conflict_types_csv", "paired_csv",

@@ -11,6 +11,7 @@ from .logs import completeness, deduplicate, read_records
 from .spend import cell_spend, rerun_share, unread_requests
 from .provenance import provenance
 from .judges import judge_cells, load_gold as load_judge_gold
+from .paired import ALPHA
 from .stats import Row, aggregate, paired_comparisons, ranks
 
 
@@ -27,7 +28,8 @@ class IncompleteLogsError(ValueError):
 
 def build_leaderboard(log_dirs: list[str | Path], prices: dict | None = None, bootstrap: int = 1000,
                       seed: int = 0, cost_config: dict | None = None, *,
-                      allow_incomplete: bool = False, judge_gold: str | Path | None = None) -> dict[str, Any]:
+                      allow_incomplete: bool = False, judge_gold: str | Path | None = None,
+                      alpha: float = ALPHA, adjustment: str = "holm") -> dict[str, Any]:
     """Read, de-duplicate and aggregate.
 
     Returns ``{"rows", "comparisons", "provenance", "stats", "heads", "ranks"}``.
@@ -43,7 +45,11 @@ def build_leaderboard(log_dirs: list[str | Path], prices: dict | None = None, bo
     # $ total: every call Inspect recorded in the log headers (report.spend)
     spent = cell_spend(evals, records, load_model_cost_config(cost_config or {}),
                        load_prices() if prices is None else as_prices(prices), attempts, logs)
-    rows = aggregate(kept, bootstrap, seed, status=status, spend=spent)
+    heads = {}  # task -> the headline Inspect resolved (the same in every log of a task, or the first found)
+    for ev in sorted(evals.values(), key=lambda e: e.created):
+        if ev.header.get("headline"):
+            heads.setdefault(ev.task, ev.header["headline"])
+    rows = aggregate(kept, bootstrap, seed, status=status, spend=spent, heads=heads)
     for r in rows:
         r.rerun_share = rerun_share(r.cost_total, r.cost_per_sample * r.n if r.cost_per_sample is not None else None)
     # a cell whose logs hold no sample yet (killed at once) is still a cell: incomplete 0/N
@@ -60,10 +66,10 @@ def build_leaderboard(log_dirs: list[str | Path], prices: dict | None = None, bo
     stats["unread_batch_requests"] = unread_requests(log_dirs)
     complete_rows = [r for r in rows if r.complete]
     keys = {ev.task: ev.key for ev in evals.values()}
-    return {"rows": rows,
-            # comparisons and ties only between complete cells: never a partial cell against a full one
-            "comparisons": paired_comparisons(complete_rows, bootstrap, seed),
-            "ranks": ranks(complete_rows), "provenance": provenance(rows, evals), "stats": stats,
+    # comparisons and ties only between complete cells: never a partial cell against a full one
+    comparisons = paired_comparisons(complete_rows, bootstrap, seed, alpha=alpha, adjustment=adjustment)
+    return {"rows": rows, "comparisons": comparisons, "alpha": alpha, "adjustment": adjustment,
+            "ranks": ranks(complete_rows, comparisons), "provenance": provenance(rows, evals), "stats": stats,
             "heads": short_heads(keys[t] for t in {r.task for r in rows} if t in keys),
             "judges": judge_cells(rows, evals, load_judge_gold(judge_gold))}
 
@@ -71,7 +77,8 @@ def build_leaderboard(log_dirs: list[str | Path], prices: dict | None = None, bo
 def write_leaderboard(log_dirs: list[str | Path], out_dir: str | Path, *, prices_path: str | None = None,
                       cost_config_path: str | None = None, bootstrap: int = 1000,
                       seed: int = 0, allow_incomplete: bool = False,
-                      judge_gold: str | Path | None = None) -> dict[str, Path]:
+                      judge_gold: str | Path | None = None, alpha: float = ALPHA,
+                      adjustment: str = "holm") -> dict[str, Path]:
     """Build the leaderboard and write html, md, csv (three) and json files to ``out_dir``."""
     from .html import to_html
     from .markdown import to_markdown
@@ -79,7 +86,8 @@ def write_leaderboard(log_dirs: list[str | Path], out_dir: str | Path, *, prices
 
     cost_config = load_model_cost_config(cost_config_path) if cost_config_path else None
     board = build_leaderboard(log_dirs, load_prices(prices_path), bootstrap, seed, cost_config=cost_config,
-                              allow_incomplete=allow_incomplete, judge_gold=judge_gold)
+                              allow_incomplete=allow_incomplete, judge_gold=judge_gold, alpha=alpha,
+                              adjustment=adjustment)
     if not board["rows"]:
         raise ValueError(f"no samples found in the logs under {', '.join(map(str, log_dirs))}")
     out = Path(out_dir)

@@ -120,9 +120,37 @@ def estimate_text(est: dict | None, r: Row) -> str:
 
 
 def paired_interval(c: Comparison) -> str:
-    if c.ci:
-        return f"[{c.ci[0]:+.3f}, {c.ci[1]:+.3f}]"
-    return f"sign test p={c.p_value:.3g}" if c.p_value is not None else "n/a"
+    """The paired bootstrap interval (shown, never the decision)."""
+    return f"[{c.ci[0]:+.3f}, {c.ci[1]:+.3f}]" if c.ci else "n/a (every paired difference equal)"
+
+
+PAIRED_HEAD = ["model A", "model B", "shared ids", "difference", "95% paired bootstrap", "test",
+               "p", "p adjusted", "verdict"]
+
+
+def paired_cells(c: Comparison) -> list[str]:
+    """One row of the page's paired table (after model A and B): the verdict of report.paired."""
+    from .paired import TESTS
+    from .stats import direction
+
+    r = c.result
+    verdict = ("significant" if r.significant else "n.s.") + (f": {c.better} better" if c.better else "")
+    if r.note:
+        verdict += f" ({r.note})"
+    test = TESTS[r.test].split(" (")[0]
+    return [f"{c.n} (of {c.n_a} / {c.n_b})", f"{c.diff:+.3f}", paired_interval(c),
+            f"{test} ({r.counts_text(direction(c.metric))})", f"{r.p_value:.4g}",
+            f"{r.p_decisive:.4g} ({r.adjustment})", verdict]
+
+
+def verdict_rule(board: dict) -> str:
+    """The sentence naming how the page decides (alpha, family correction)."""
+    from .paired import ADJUSTMENTS, TESTS
+
+    alpha, adj = board.get("alpha", 0.05), board.get("adjustment", "holm")
+    return (f"Significant: the paired test's p, adjusted over every comparison on this page "
+            f"({ADJUSTMENTS[adj]}), is below alpha = {alpha:g}. Tests: " + "; ".join(TESTS.values())
+            + ". The bootstrap interval is shown, never the decision; a row says when the two disagree.")
 
 
 def column_n(rows: list[Row]) -> dict[str, int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .format import (unread_note, share, NOT_RUN, cell_parts, column_n, esc, estimate_text, fmt, interval, methods_used,
-                     metric_names, model_colours, money, paired_interval, slug, tasks_models)
+                     metric_names, model_colours, money, PAIRED_HEAD, paired_cells, slug, tasks_models, verdict_rule)
 from .grouping import GROUP_TITLE, groups_of
 from .provenance import cell
 from .stats import arrow, direction
@@ -122,10 +122,13 @@ def _task_section(board: dict[str, Any], t: str, trows: list, colours: dict[str,
     names = metric_names(trows)
     if names:
         tbl = _table("metrics", ["metric", *[esc(r.model) for r in trows]],
-                     [[f"{esc(n)} <span title=\"{direction(n)} is better\">{arrow(n)}</span>",
+                     [[f"{esc(n)} <span title=\"{direction(n) or 'no direction declared'}\">{arrow(n)}</span>",
                        *[esc(interval(r.metrics.get(n)) or "n/a") for r in trows]] for n in names])
         out.append(f'<details class="metrics"{" open" if len(names) <= WIDE else ""}><summary>{len(names)} '
                    f'metric(s): mean [95% interval]; ↑ higher / ↓ lower is better</summary>{tbl}</details>')
+        if trows[0].cluster_key:
+            out.append(f'<p class="cluster">Intervals clustered on the sample metadata key '
+                       f'<code>{esc(trows[0].cluster_key)}</code> (samples sharing it are not independent).</p>')
     from .judges import HEAD as JUDGE_HEAD, table_rows as judge_rows
 
     jrows = judge_rows(board, t)
@@ -152,12 +155,15 @@ def _task_section(board: dict[str, Any], t: str, trows: list, colours: dict[str,
                    f"spans several logs)</summary>{tbl}</details>")
     comps = [c for c in board.get("comparisons", []) if c.task == t]
     if comps:
-        out.append(f"<h3>Paired comparisons ({esc(comps[0].metric)}, A - B on the sample ids both finished)</h3>")
-        flag = {True: '<span class="sig">significant</span>', False: '<span class="ns">n.s.</span>', None: "n/a"}
-        out.append(_table("paired", ["model A", "model B", "shared ids (of A / B)", "difference",
-                                     "95% paired bootstrap (or sign test)", ""],
-                          [[esc(c.model_a), esc(c.model_b), f"{c.n} (of {c.n_a} / {c.n_b})", f"{c.diff:+.3f}",
-                            paired_interval(c), flag[c.significant]]
+        out.append(f"<h3>Paired comparisons ({esc(comps[0].metric)} {arrow(comps[0].metric)}, A - B on the sample "
+                   f"ids both finished)</h3><p>{esc(verdict_rule(board))}</p>")
+
+        def verdict(c) -> str:
+            text = esc(paired_cells(c)[-1])
+            return f'<span class="sig">{text}</span>' if c.significant else f'<span class="ns">{text}</span>'
+
+        out.append(_table("paired", [esc(h) for h in PAIRED_HEAD],
+                          [[esc(c.model_a), esc(c.model_b), *[esc(x) for x in paired_cells(c)[:-1]], verdict(c)]
                            for c in comps], left=2))
     out.append(_reproduce(prov, t, trows))
     out.append("</section>")
@@ -211,11 +217,12 @@ def to_html(board: dict[str, Any], title: str = "conflict-eval leaderboard") -> 
     cells = {(r.model, r.task): r for r in rows}
     out = [f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
            f'<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>']
-    out.append('<h2 id="matrix-title">Models x tasks</h2><p>Each cell: the task\'s headline metric (accuracy, '
-               "else token F1, else the first metric; ↑ higher / ↓ lower is better) with its 95% interval, "
+    out.append('<h2 id="matrix-title">Models x tasks</h2><p>Each cell: the task\'s headline metric (its '
+               "Task(headline_metric=...), as Inspect resolves it; ↑ higher / ↓ lower is better, no arrow: no "
+               "direction declared) with its 95% interval, "
                "notes (incomplete done/total, fewer samples than the column's largest cell, mostly parse "
-               "failures or errors, best / tied: the interval overlaps "
-               f"the best model's), n samples and $ spent. Intervals: <span id=\"interval-method\">"
+               "failures or errors, best: the best mean by the declared direction, tied: its paired test "
+               f"against the best is not significant), n samples and $ spent. Intervals: <span id=\"interval-method\">"
                f"{esc(methods_used(rows))}</span>. A cell links to its task; a column head's tooltip is the "
                "task's full settings.</p>")
     out.append(_matrix(board, tasks, models, colours))

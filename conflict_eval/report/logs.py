@@ -39,6 +39,8 @@ from .costs import as_prices, load_model_cost_config, load_prices, sample_cost_u
 from .grouping import display_value, row_key, sample_group, task_key
 
 PARSE_KEY = "parse_failure"
+CLUSTER_KEY = "cluster"
+"""The task metadata key naming the sample metadata key that samples cluster on (report.stats)."""
 _INSPECT_VALUES = {"C", "I", "P", "N", "yes", "no", "true", "false"}
 
 
@@ -63,6 +65,8 @@ class SampleRecord:
     uuid: str | None = None
     retry_cost: float | None = 0.0  # $ of the sample's failed attempts (retry_on_error), None when unpriced
     cancelled: bool = False  # cut off in flight when its log was cancelled (Ctrl-C, SIGTERM, a budget stop)
+    cluster: str | None = None  # the sample's value of its task's cluster key (report.stats intervals)
+    cluster_key: str | None = None  # that key, as the task declared it
 
     @property
     def key(self) -> tuple:
@@ -148,11 +152,24 @@ def _header(log) -> dict[str, Any]:
         "base_url": ev.model_base_url, "model_args": model_args,
         "total_samples": res.total_samples if res else None,
         "completed_samples": res.completed_samples if res else None,
-        "task_metrics": task_metrics,
+        "task_metrics": task_metrics, "headline": _headline(log),
+        "cluster_key": (ev.metadata or {}).get(CLUSTER_KEY),
         "model_usage": {m: u.model_dump(exclude_none=True) for m, u in (stats.model_usage or {}).items()},
         "batched_models": batched_models(log),
         "error": (log.error.message.splitlines() or [""])[0][:200] if log.error else None,
     })
+
+
+def _headline(log) -> dict | None:
+    """The headline Inspect resolves for a log (``inspect_ai.log.headline_metric``:
+    the task's ``Task(headline_metric=...)``, else the first metric of the first score)."""
+    from inspect_ai.log import headline_metric
+
+    resolved = headline_metric(log)
+    if resolved is None:
+        return None
+    return {"scorer": resolved.score.scorer, "score": resolved.score.name, "metric": resolved.name,
+            "value": resolved.metric.value}
 
 
 def _read_evals(paths: list[str], roots: list[Path]) -> dict[str, EvalFacts]:
@@ -172,6 +189,7 @@ def _read_evals(paths: list[str], roots: list[Path]) -> dict[str, EvalFacts]:
             status=h["status"], created=h["created"], completed=h["completed"], seed=h["config"].get("seed"),
             epochs=int(h["epochs"]), sample_ids=h["sample_ids"], total_samples=h["total_samples"],
             completed_samples=h["completed_samples"], header=h)
+        out[row["log"]] = out[row["eval_id"]]
     return out
 
 
@@ -210,8 +228,11 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
         return [], {**stats, "evals": {}}
     evals = _read_evals(paths, [Path(d) for d in log_dirs])
 
+    cluster_key: str | None = None  # the cluster key of the log being read
+
     def facts(sample) -> str:
         values, parse = score_values(sample.scores or {})
+        cluster = (sample.metadata or {}).get(cluster_key) if cluster_key else None
         c = sample_cost(sample)
         usage = sample.model_usage or {}
         usd, src = sample_cost_usd(usage, cost_config, prices)
@@ -224,12 +245,17 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
             "ok": is_done(sample), "group": sample_group(sample.metadata),
             "calls": c.calls, "in": c.input_tokens, "out": c.output_tokens, "cost": usd, "cost_source": src,
             "uuid": sample.uuid, "retry_cost": retry_usd, "cut_off": was_cut_off(sample),
-            "by_model": by_model, "retry_by_model": retry_by_model})
+            "by_model": by_model, "retry_by_model": retry_by_model,
+            "cluster": None if cluster is None else str(cluster)})
 
     cols = [SampleColumn("ce_facts", path=facts, full=True)]
     # one log at a time: samples_df drops copies of a sample (same uuid) across
     # logs itself; reading each log alone lets the de-duplication count them
-    rows = [row for path in paths for row in samples_df(path, columns=cols, quiet=True).to_dict("records")]
+    rows = []
+    for path in paths:
+        ev = evals.get(path)
+        cluster_key = ev.header.get("cluster_key") if ev is not None else None
+        rows += samples_df(path, columns=cols, quiet=True).to_dict("records")
     records = []
     for row in rows:
         ev, f = evals[row["eval_id"]], json.loads(row["ce_facts"])
@@ -239,9 +265,10 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
             completed=ev.completed, values=f["values"], parse_failure=f["parse"], group=f["group"],
             calls=f["calls"], input_tokens=f["in"], output_tokens=f["out"], cost=f["cost"],
             cost_source=f["cost_source"], source=ev.log, uuid=f["uuid"], retry_cost=f["retry_cost"],
-            cancelled=not f["ok"] and f["cut_off"] and ev.status == "cancelled"))
+            cancelled=not f["ok"] and f["cut_off"] and ev.status == "cancelled",
+            cluster=f["cluster"], cluster_key=ev.header.get("cluster_key") if f["cluster"] is not None else None))
     stats["samples_read"] = len(records)
-    stats["evals"] = evals
+    stats["evals"] = {k: v for k, v in evals.items() if k == v.eval_id}
     return records, stats
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .format import (unread_note, share, cell_text, column_n, estimate_text, fmt, interval, md_escape, methods_used, metric_names,
-                     money, paired_interval, tasks_models)
+from .format import (PAIRED_HEAD, unread_note, share, cell_text, column_n, estimate_text, fmt, interval, md_escape,
+                     methods_used, metric_names, money, paired_cells, tasks_models, verdict_rule)
 from .grouping import GROUP_TITLE, groups_of
 from .provenance import cell
 from .stats import arrow
@@ -36,7 +36,11 @@ def task_detail(board: dict[str, Any], task: str) -> list[str]:
                     body) + [""]
     names = metric_names(rows)
     if names:
-        lines += ["Metrics (mean [95% interval]; ↑ higher is better, ↓ lower is better):", ""]
+        lines += ["Metrics (mean [95% interval]; ↑ higher is better, ↓ lower is better, no arrow: the metric "
+                  "declares no direction):", ""]
+        if rows[0].cluster_key:
+            lines += [f"Intervals clustered on the sample metadata key `{md_escape(rows[0].cluster_key)}` "
+                      "(samples sharing it are not independent).", ""]
         body = [[f"{n} {arrow(n)}", *[interval(r.metrics.get(n)) or "n/a" for r in rows]] for n in names]
         lines += _table(["metric", *[r.model for r in rows]], body) + [""]
     lines += judges_table(board, task)
@@ -57,12 +61,10 @@ def task_detail(board: dict[str, Any], task: str) -> list[str]:
         lines += _table(["metric", *[r.model for r in rows]], body) + [""]
     comps = [c for c in board.get("comparisons", []) if c.task == task]
     if comps:
-        lines += [f"Paired comparisons ({comps[0].metric}, A - B on the sample ids both finished):", ""]
-        body = [[c.model_a, c.model_b, f"{c.n} (of {c.n_a} / {c.n_b})", f"{c.diff:+.3f}",
-                 paired_interval(c),
-                 {True: "significant", False: "n.s.", None: "n/a"}[c.significant]] for c in comps]
-        head = ["model A", "model B", "shared ids", "difference", "95% paired bootstrap (or sign test)", ""]
-        lines += _table(head, body) + [""]
+        lines += [f"Paired comparisons ({comps[0].metric} {arrow(comps[0].metric)}, A - B on the sample ids both "
+                  f"finished). {verdict_rule(board)}", ""]
+        body = [[c.model_a, c.model_b, *paired_cells(c)] for c in comps]
+        lines += _table(PAIRED_HEAD, body) + [""]
     return lines
 
 
@@ -117,9 +119,10 @@ def to_markdown(board: dict[str, Any]) -> str:
     cells = {(r.model, r.task): r for r in rows}
     first = {t: next((r for r in rows if r.task == t and r.headline), None) for t in tasks}
     lines = ["# conflict-eval leaderboard", "",
-             "Each cell: headline metric (accuracy, else token F1, else the first metric) [95% interval] · notes · "
-             f"n samples · $ spent. Intervals: {methods_used(rows)}. "
-             "\"tied\": the interval overlaps the best model's.", ""]
+             "Each cell: the task's headline metric (its `Task(headline_metric=...)`, as Inspect resolves it) "
+             f"[95% interval] · notes · n samples · $ spent. Intervals: {methods_used(rows)}. "
+             "\"best\": the best mean by the metric's declared direction; \"tied\": its paired test against the "
+             "best is not significant (see each task's paired comparisons).", ""]
     head_cells = [f"{heads.get(t, t)} · {first[t].headline} {arrow(first[t].headline)}" if first[t]
                   else heads.get(t, t) for t in tasks]
     most = column_n(rows)

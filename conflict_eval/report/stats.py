@@ -11,16 +11,23 @@ paired comparisons, ties and metric direction.
   sample ids (``--bootstrap B`` resamples, seeded); when every value is the
   same (a bootstrap would be zero-width) and the metric lies in [0, 1], the
   Clopper-Pearson interval of the mean (``scipy.stats.beta``) is used instead.
+* **Clustered intervals**: a task that declares a cluster key
+  (``Task(metadata={"cluster": KEY})``, :data:`.logs.CLUSTER_KEY`; the samples carry
+  ``KEY`` in their metadata) gets Inspect's clustered Wilson interval
+  (``ci_wilson(cluster=...)``) for 0/1 metrics and a seeded cluster bootstrap
+  otherwise, whenever its samples fall in at least two clusters.
+* **Headline**: the per-sample value behind the headline metric Inspect
+  resolves from the log (the task's ``Task(headline_metric=...)``;
+  :func:`headline_key`), the one ``inspect view`` and ``evals_df`` show.
 * **Paired comparisons**: two models on one task, over the sample ids both
   finished (and how many that is of each model's ids); the difference of their
-  headline means with a paired bootstrap interval, the unpaired one beside it
-  and an exact paired test (McNemar exact for 0/1 values, else the sign
-  test), all from :func:`.paired.paired_difference`. "n.s." when the
-  interval contains 0. When every paired difference is the same (the
-  bootstrap would be zero-width), there is no interval and the exact test
-  decides.
-* **Ties**: in a task's column, a model is tied with the best when their
-  intervals overlap.
+  headline means, the verdict of :mod:`.paired` (McNemar exact for 0/1 values,
+  else a paired permutation test on the mean difference; significant when
+  the Holm-adjusted p over the page's comparisons is below alpha), and the
+  paired and unpaired bootstrap intervals beside it, never deciding.
+* **Ties**: in a task's column, the best model by the metric's declared
+  direction; a model is tied with it when their paired test is not
+  significant. An undeclared metric gets no best/tied mark.
 """
 
 from __future__ import annotations
@@ -32,38 +39,69 @@ from statistics import mean, stdev
 from typing import Any
 
 from .grouping import row_key
-from .logs import CellStatus, SampleRecord
+from .logs import CLUSTER_KEY, CellStatus, SampleRecord
+from .paired import ALPHA
 
 INTERVAL_METHODS = {
     "wilson": "Wilson score interval (0/1 metrics)",
     "bootstrap": "percentile bootstrap over sample ids",
     "clopper-pearson": "Clopper-Pearson interval of the mean (bounded metric, no variation between samples)",
+    "wilson-clustered": "clustered Wilson interval (Inspect's ci_wilson(cluster=...); 0/1 metrics)",
+    "bootstrap-clustered": "percentile bootstrap over clusters of samples",
 }
 
-LOWER_IS_BETTER = {"misled", "undetermined", "undetermined_rate", "parse_failure", "errors", "error_rate",
-                   "hallucination", "hallucination_rate", "contradiction_rate", "cost", "stderr",
-                   # reading: answers a reader could not read (extracted by the grader, matching no option)
-                   # and claims whose grader labels could not be read
-                   "extracted", "unmatched", "claims_undetermined", "flagged_undetermined",
-                   # a refusal names no answer and is scored wrong wherever it is counted (choice_accuracy,
-                   # memorization_ratio, truthfulqa, user needs' near refusals): shown as lower is better,
-                   # so a page never reads a higher refusal rate as an improvement
-                   "refusal", "refusal_rate", "near_refusal", "rag_refusal", "control_refusal",
-                   "regenerated_refusal"}
+#: Every metric's declared direction, by the last ``.``/``/`` part of its name. A metric in
+#: neither set is undeclared: no arrow, no "better" word and no best/tied mark.
+HIGHER_IS_BETTER = {
+    # answers right: choice, span and text metrics, the papers' accuracies and F1s
+    "accuracy", "correct", "token_f1", "exact_match", "cover_em", "strict_em", "strict_em_authors", "f1",
+    "f1_authors", "em", "precision", "recall", "det_accuracy", "acc_conf", "acc_noconf", "knowledge_recall",
+    "gold_recall", "yes_no_accuracy", "user_need_accuracy", "choice_accuracy", "improve_rate", "net_improve",
+    "recovered", "recovered_item_rate", "label_coverage",
+    # Inspect's own scorers, whose values are CORRECT / INCORRECT
+    "match", "includes", "pattern", "answer", "choice", "exact", "model_graded_qa", "model_graded_fact",
+}
+LOWER_IS_BETTER = {
+    "misled", "undetermined", "undetermined_rate", "parse_failure", "parse_failures", "errors", "error_rate",
+    "hallucination", "hallucinations", "hallucination_rate", "contradiction_rate", "cost", "stderr", "harm_rate",
+    "label_failures", "over_rationalization", "overrationalization", "wrong_included", "rejected",
+    "rejected_item_rate", "detection_failure", "decomposition_failure", "decomposition_truncated", "no_trace",
+    "target_failed", "degraded_nodes", "trees_with_degraded_nodes", "claims_dropped", "claims_lost",
+    "rag_parse_failure", "control_parse_failure", "regenerated_parse_failure",
+    # reading: answers a reader could not read (extracted by the grader, matching no option)
+    # and claims whose grader labels could not be read
+    "extracted", "unmatched", "claims_undetermined", "flagged_undetermined",
+    # a refusal names no answer and is scored wrong wherever it is counted (choice_accuracy,
+    # memorization_ratio, truthfulqa, user needs' near refusals): shown as lower is better,
+    # so a page never reads a higher refusal rate as an improvement
+    "refusal", "refusals", "refusal_rate", "near_refusal", "near_refusals", "rag_refusal", "control_refusal",
+    "regenerated_refusal",
+}
 
 
-def direction(metric: str) -> str:
-    """``"lower"`` when lower is better (:data:`LOWER_IS_BETTER`, matched on the
-    last ``.``/``/`` part of the name), else ``"higher"``."""
+def direction(metric: str | None, scorer: str | None = None) -> str | None:
+    """``"higher"`` / ``"lower"`` as the metric declares (:data:`HIGHER_IS_BETTER`,
+    :data:`LOWER_IS_BETTER`, matched on the last ``.``/``/`` part of the name),
+    ``None`` when it declares nothing (ConflictQA's memorization ratio, a count).
+    A task metric named for a statistic (``mean``, ``grouped_*``) takes its
+    scorer's direction.
+
+    >>> direction("misled"), direction("choice_accuracy.accuracy"), direction("memorization_ratio")
+    ('lower', 'higher', None)
+    """
+    if metric is None:
+        return None
+    if scorer and (metric in ("mean", "accuracy") or metric.startswith("grouped_")):
+        metric = scorer if direction(scorer) else metric
     last = metric.replace("/", ".").split(".")[-1]
-    return "lower" if last in LOWER_IS_BETTER else "higher"
+    if last in LOWER_IS_BETTER:
+        return "lower"
+    return "higher" if last in HIGHER_IS_BETTER else None
 
 
-def arrow(metric: str, scorer: str | None = None) -> str:
-    """↑ or ↓; a task metric named for a statistic (``mean``, ``grouped_*``) takes its scorer's direction."""
-    if scorer and (metric == "mean" or metric.startswith("grouped_")):
-        metric = scorer
-    return "↓" if direction(metric) == "lower" else "↑"
+def arrow(metric: str | None, scorer: str | None = None) -> str:
+    """↑ or ↓ by the declared direction; ``""`` for an undeclared metric."""
+    return {"higher": "↑", "lower": "↓"}.get(direction(metric, scorer) or "", "")
 
 
 @dataclass
@@ -73,6 +111,7 @@ class MetricSummary:
     ci: tuple[float, float] | None = None
     n: int = 0
     method: str | None = None
+    clusters: int | None = None  # clusters behind a clustered interval (report.stats.interval)
 
 
 def _percentile_ci(means) -> tuple[float, float]:
@@ -81,9 +120,33 @@ def _percentile_ci(means) -> tuple[float, float]:
     return percentile_ci(means)
 
 
-def interval(values: list[float], bootstrap: int = 1000,
-             seed: int = 0) -> tuple[tuple[float, float] | None, str | None]:
-    """A 95% interval for the mean of ``values`` and its method (module docstring)."""
+def _clustered(v, clusters: list[str], bootstrap: int, seed: int) -> tuple[tuple[float, float] | None, str | None]:
+    """Inspect's clustered Wilson interval for 0/1 values; else a seeded cluster bootstrap
+    (Inspect's ``ci(method="bootstrap", cluster=...)`` draws without a seed, so a page would change
+    from build to build)."""
+    import numpy as np
+
+    if np.all((v == 0) | (v == 1)):
+        from inspect_ai.scorer import SampleScore, Score, ci_wilson
+
+        scores = [SampleScore(score=Score(value=float(x)), sample_id=i, sample_metadata={"cluster": c})
+                  for i, (x, c) in enumerate(zip(v, clusters))]
+        ci = ci_wilson(cluster="cluster")(scores)
+        return (float(ci["lower"]), float(ci["upper"])), "wilson-clustered"
+    if not bootstrap or float(v.min()) == float(v.max()):
+        return None, None
+    names = sorted(set(clusters))
+    members = [np.flatnonzero(np.asarray(clusters) == c) for c in names]
+    sums = np.array([v[m].sum() for m in members])
+    sizes = np.array([len(m) for m in members])
+    pick = np.random.default_rng(seed).integers(0, len(names), size=(bootstrap, len(names)))
+    return _percentile_ci(sums[pick].sum(axis=1) / sizes[pick].sum(axis=1)), "bootstrap-clustered"
+
+
+def interval(values: list[float], bootstrap: int = 1000, seed: int = 0,
+             clusters: list[str] | None = None) -> tuple[tuple[float, float] | None, str | None]:
+    """A 95% interval for the mean of ``values`` and its method (module docstring);
+    ``clusters`` (one key per value) makes it clustered when there are at least two."""
     import numpy as np
     from scipy import stats
 
@@ -91,6 +154,10 @@ def interval(values: list[float], bootstrap: int = 1000,
     if n == 0:
         return None, None
     v = np.asarray(values, dtype=float)
+    if clusters is not None and len(set(clusters)) >= 2:
+        ci, method = _clustered(v, clusters, bootstrap, seed)
+        if ci is not None:
+            return ci, method
     if np.all((v == 0) | (v == 1)):
         ci = stats.binomtest(int(v.sum()), n).proportion_ci(0.95, method="wilson")
         return (float(ci.low), float(ci.high)), "wilson"
@@ -106,11 +173,13 @@ def interval(values: list[float], bootstrap: int = 1000,
     return None, None
 
 
-def summarise_metric(values: list[float], bootstrap: int = 1000, seed: int = 0) -> MetricSummary:
+def summarise_metric(values: list[float], bootstrap: int = 1000, seed: int = 0,
+                     clusters: list[str] | None = None) -> MetricSummary:
     m = mean(values)
     se = stdev(values) / math.sqrt(len(values)) if len(values) > 1 else None
-    ci, method = interval(values, bootstrap, seed)
-    return MetricSummary(m, se, ci, len(values), method)
+    ci, method = interval(values, bootstrap, seed, clusters)
+    return MetricSummary(m, se, ci, len(values), method,
+                         len(set(clusters)) if clusters and method and method.endswith("clustered") else None)
 
 
 def _per_id(records: list[SampleRecord], metric: str) -> dict[str, float]:
@@ -121,11 +190,34 @@ def _per_id(records: list[SampleRecord], metric: str) -> dict[str, float]:
     return {k: mean(v) for k, v in groups.items()}
 
 
-def headline_metric(names: list[str]) -> str | None:
-    for preferred in ("accuracy", "token_f1"):
-        if preferred in names:
-            return preferred
-    return names[0] if names else None
+def _summary(records: list[SampleRecord], metric: str, bootstrap: int, seed: int) -> MetricSummary | None:
+    per_id = _per_id(records, metric)
+    if not per_id:
+        return None
+    cluster_of = {r.sample_id: r.cluster for r in records if r.cluster is not None}
+    ids = list(per_id)
+    clusters = [str(cluster_of[i]) for i in ids] if all(i in cluster_of for i in ids) else None
+    return summarise_metric([per_id[i] for i in ids], bootstrap, seed, clusters)
+
+
+def headline_key(declared: dict | None, names: list[str]) -> str | None:
+    """The per-sample value behind a task's headline, as Inspect resolved it
+    (``inspect_ai.log.headline_metric``: the task's ``Task(headline_metric=...)``,
+    else the first metric of the first score); ``names`` are the values the
+    samples carry (:func:`.logs.score_values` names them ``key`` or ``scorer.key``).
+    Without a resolution (records built by hand), Inspect's convention: the first score.
+
+    >>> headline_key({"scorer": "choice_accuracy", "score": "accuracy"}, ["misled", "accuracy"])
+    'accuracy'
+    >>> headline_key({"scorer": "a", "score": "f1"}, ["a.f1", "b.f1"])
+    'a.f1'
+    """
+    if not declared:
+        return names[0] if names else None
+    for name in (f"{declared.get('scorer')}.{declared.get('score')}", declared.get("score"), declared.get("scorer")):
+        if name in names:
+            return name
+    return None
 
 
 @dataclass
@@ -148,6 +240,7 @@ class Row:
     status: CellStatus | None = None
     cancelled: int = 0  # samples cut off in flight by a cancelled run (not in errors; see report.logs)
     rerun_share: float | None = None  # of cost_total, not accounted for by the samples shown (report.spend)
+    cluster_key: str | None = None  # the sample metadata key the task's intervals cluster on
 
     @property
     def by_conflict_type(self) -> dict[str, MetricSummary]:  # the name before groups were generic
@@ -169,39 +262,57 @@ class Row:
 
 @dataclass
 class Comparison:
+    """Two models on one task's headline; the verdict is ``result``'s (:mod:`.paired`)."""
+
     task: str
     metric: str
     model_a: str
     model_b: str
-    n: int
-    diff: float
-    ci: tuple[float, float] | None
+    result: Any  # paired.Paired
     n_a: int = 0
     n_b: int = 0
-    p_value: float | None = None  # the exact test, when every paired difference is the same (no interval)
-    exact_test: str | None = None  # report.paired.TESTS: McNemar exact (0/1 values) or the sign test
-    exact_p: float | None = None
-    unpaired_ci: tuple[float, float] | None = None  # the same bootstrap, each model resampled on its own
 
     @property
-    def significant(self) -> bool | None:
-        if self.ci is None:
-            return None if self.p_value is None else self.p_value < 0.05
-        return not (self.ci[0] <= 0.0 <= self.ci[1])
+    def n(self) -> int:
+        return self.result.n
+
+    @property
+    def diff(self) -> float:
+        return self.result.diff
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        return self.result.ci
+
+    @property
+    def unpaired_ci(self) -> tuple[float, float] | None:
+        return self.result.unpaired_ci
+
+    @property
+    def significant(self) -> bool:
+        return self.result.significant
+
+    @property
+    def better(self) -> str | None:
+        """The better model's name (significant, and the metric declares a direction), else ``None``."""
+        side = self.result.better(direction(self.metric))
+        return {"A": self.model_a, "B": self.model_b}.get(side or "")
 
 
 def aggregate(records: list[SampleRecord], bootstrap: int = 1000, seed: int = 0, *,
-              status: dict | None = None, spend: dict | None = None) -> list[Row]:
+              status: dict | None = None, spend: dict | None = None,
+              heads: dict[str, dict] | None = None) -> list[Row]:
     """One :class:`Row` per cell from de-duplicated records; ``spend`` (per
-    cell, from every copy run) is the $ total when given."""
+    cell, from every copy run) is the $ total when given; ``heads`` is each
+    task's headline as Inspect resolved it from the logs (:func:`headline_key`)."""
     cells: dict[tuple[str, str], list[SampleRecord]] = defaultdict(list)
     for r in records:
         cells[row_key(r.model, r.task)].append(r)
-    heads: dict[str, list[str]] = defaultdict(list)  # one headline metric per task, across models
+    names_of: dict[str, list[str]] = defaultdict(list)  # every value name of a task, across models
     for (model, task), recs in cells.items():
         for r in recs:
             if r.ok:
-                heads[task] += [k for k in r.values if k not in heads[task]]
+                names_of[task] += [k for k in r.values if k not in names_of[task]]
     rows = []
     for (model, task), recs in sorted(cells.items()):
         ok = [r for r in recs if r.ok]
@@ -212,18 +323,17 @@ def aggregate(records: list[SampleRecord], bootstrap: int = 1000, seed: int = 0,
         names: list[str] = []
         for r in ok:
             names += [k for k in r.values if k not in names]
-        metrics = {name: summarise_metric(list(_per_id(ok, name).values()), bootstrap, seed) for name in names}
+        metrics = {name: m for name in names if (m := _summary(ok, name, bootstrap, seed)) is not None}
         parse = [r.parse_failure for r in ok if r.parse_failure is not None]
         costs = [r.cost for r in ok]
         have_cost = bool(ok) and all(c is not None for c in costs)
         sources = {r.cost_source for r in ok if r.cost_source}
-        head = headline_metric(heads[task])
+        head = headline_key((heads or {}).get(task), names_of[task])
         groups: dict[str, MetricSummary] = {}
         if head is not None:
             for g in sorted({r.group for r in ok if r.group is not None}):
-                per_id = _per_id([r for r in ok if r.group == g], head)
-                if per_id:
-                    groups[g] = summarise_metric(list(per_id.values()), bootstrap, seed)
+                if (m := _summary([r for r in ok if r.group == g], head, bootstrap, seed)) is not None:
+                    groups[g] = m
         total = spend[(model, task)] if spend and (model, task) in spend else (sum(costs) if have_cost else None)
         rows.append(Row(
             model=model, task=task, n=len({r.sample_id for r in ok}), errors=errors, metrics=metrics,
@@ -235,21 +345,24 @@ def aggregate(records: list[SampleRecord], bootstrap: int = 1000, seed: int = 0,
             cost_source=(" + ".join(sorted(sources)) if have_cost else None),
             groups=groups, headline=head, per_id_headline=_per_id(ok, head) if head else {},
             status=(status or {}).get((model, task)), cancelled=cancelled,
+            cluster_key=next((r.cluster_key for r in ok if r.cluster_key), None),
         ))
     return rows
 
 
-def paired_comparisons(rows: list[Row], bootstrap: int = 1000, seed: int = 0) -> list[Comparison]:
+def paired_comparisons(rows: list[Row], bootstrap: int = 1000, seed: int = 0, *,
+                       alpha: float = ALPHA, adjustment: str = "holm") -> list[Comparison]:
     """Every pair of models on each task, on the sample ids both finished,
     by :func:`conflict_eval.report.paired.paired_difference` (the function
-    ``conflict-eval compare`` uses too).
+    ``conflict-eval compare`` uses too); the whole page is one family
+    (:func:`.paired.adjust`, Holm by default).
 
     Models whose id sets agree share the resamples (and each model's mean on
     them), which keeps 30 models x 20 tasks fast.
     """
     import numpy as np
 
-    from .paired import paired_difference, resample_positions
+    from .paired import adjust, paired_difference, resample_positions
 
     out = []
     by_task: dict[str, list[Row]] = defaultdict(list)
@@ -277,32 +390,33 @@ def paired_comparisons(rows: list[Row], bootstrap: int = 1000, seed: int = 0) ->
                             boot[(r.model, ids)] = v[idx].mean(axis=1)
                 pd = paired_difference(va, vb, bootstrap, seed, positions=idx,
                                        boot_a=boot.get((a.model, ids)), boot_b=boot.get((b.model, ids)))
-                # no interval (every paired difference the same): the exact test decides
-                p = pd.p_value if pd.ci is None and pd.a_better + pd.b_better else None
-                out.append(Comparison(task, a.headline, a.model, b.model, len(ids), pd.diff, pd.ci,
-                                      len(a.per_id_headline), len(b.per_id_headline), p,
-                                      exact_test=pd.test, exact_p=pd.p_value, unpaired_ci=pd.unpaired_ci))
+                out.append(Comparison(task, a.headline, a.model, b.model, pd,
+                                      len(a.per_id_headline), len(b.per_id_headline)))
+    adjust([c.result for c in out], adjustment, alpha)
     return out
 
 
-def ranks(rows: list[Row]) -> dict[tuple[str, str], str]:
-    """Per task: ``"best"`` for the best headline mean (by the metric's
-    direction), ``"tied"`` for models whose interval overlaps the best's."""
+def ranks(rows: list[Row], comparisons: list[Comparison]) -> dict[tuple[str, str], str]:
+    """Per task whose headline declares a direction: ``"best"`` for the best
+    headline mean, ``"tied"`` for each model whose paired test against the best
+    is not significant (the same verdict as the paired table, so a pair is
+    never both tied and significant); ``"best (tied)"`` when the best has a tie.
+    A model with no paired comparison against the best gets no mark."""
     out: dict[tuple[str, str], str] = {}
     by_task: dict[str, list[Row]] = defaultdict(list)
     for r in rows:
         if r.headline and r.headline in r.metrics:
             by_task[r.task].append(r)
+    verdict = {(c.task, frozenset((c.model_a, c.model_b))): c.significant for c in comparisons}
     for task, trows in by_task.items():
-        if len(trows) < 2:
+        d = direction(trows[0].headline)
+        if len(trows) < 2 or d is None:
             continue
-        sign = -1 if direction(trows[0].headline) == "lower" else 1
+        sign = -1 if d == "lower" else 1
         best = max(trows, key=lambda r: sign * r.metrics[r.headline].mean)
-        bci = best.metrics[best.headline].ci
         out[(best.model, task)] = "best"
         for r in trows:
-            ci = r.metrics[r.headline].ci
-            if r is not best and bci and ci and ci[0] <= bci[1] and bci[0] <= ci[1]:
+            if r is not best and verdict.get((task, frozenset((r.model, best.model)))) is False:
                 out[(r.model, task)] = "tied"
                 out[(best.model, task)] = "best (tied)"
     return out

@@ -54,18 +54,22 @@ def conflict_types_csv(rows: list[Row]) -> str:
 
 
 def paired_csv(comps: list[Comparison]) -> str:
-    body = [[c.task, c.metric, c.model_a, c.model_b, c.n, c.diff, c.ci[0] if c.ci else None,
-             c.ci[1] if c.ci else None, c.significant, c.n_a, c.n_b, c.p_value, c.exact_test, c.exact_p,
-             c.unpaired_ci[0] if c.unpaired_ci else None, c.unpaired_ci[1] if c.unpaired_ci else None] for c in comps]
-    return _csv(["task", "metric", "model_a", "model_b", "n", "difference", "ci_low", "ci_high", "significant",
-                 "n_model_a", "n_model_b", "sign_test_p", "exact_test", "exact_p", "unpaired_ci_low",
-                 "unpaired_ci_high"], body)
+    """One row per paired comparison: the verdict of report.paired (test, raw and adjusted p, significant,
+    the better model by the metric's direction) and the bootstrap intervals beside it."""
+    body = [[c.task, c.metric, direction(c.metric), c.model_a, c.model_b, c.n, c.diff, c.ci[0] if c.ci else None,
+             c.ci[1] if c.ci else None, c.result.test, c.result.p_value, c.result.p_adjusted, c.result.adjustment,
+             c.result.alpha, c.significant, c.better, c.result.note, c.n_a, c.n_b,
+             c.unpaired_ci[0] if c.unpaired_ci else None, c.unpaired_ci[1] if c.unpaired_ci else None]
+            for c in comps]
+    return _csv(["task", "metric", "direction", "model_a", "model_b", "n", "difference", "ci_low", "ci_high",
+                 "test", "p", "p_adjusted", "adjustment", "alpha", "significant", "better", "note", "n_model_a",
+                 "n_model_b", "unpaired_ci_low", "unpaired_ci_high"], body)
 
 
 def to_json(board: dict[str, Any]) -> str:
     def metric(m: MetricSummary) -> dict:
         return {"mean": m.mean, "stderr": m.stderr, "ci": list(m.ci) if m.ci else None, "n": m.n,
-                "interval_method": m.method}
+                "interval_method": m.method, "clusters": m.clusters}
 
     def row_dict(r: Row) -> dict:
         d = {k: v for k, v in r.__dict__.items() if k not in ("metrics", "groups", "per_id_headline", "status")}
@@ -76,7 +80,9 @@ def to_json(board: dict[str, Any]) -> str:
 
     text = json.dumps({"provenance": board.get("provenance"), "stats": board.get("stats"),
                        "heads": board.get("heads"), "rows": [row_dict(r) for r in board["rows"]],
-                       "comparisons": [{**c.__dict__, "significant": c.significant}
+                       "alpha": board.get("alpha"), "adjustment": board.get("adjustment"),
+                       "comparisons": [{**{k: v for k, v in c.__dict__.items() if k != "result"},
+                                        **c.result.as_dict(), "better": c.better}
                                        for c in board.get("comparisons", [])]}, indent=2, default=str)
     # the same JSON values, safe to embed in a page: no raw <, > or & from a log
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

@@ -7,7 +7,7 @@ import pytest
 
 from conflict_eval.report.grouping import display_path, sample_group, short_heads, task_key
 from conflict_eval.report.logs import score_values
-from conflict_eval.report.stats import MetricSummary, Row, direction, interval, ranks
+from conflict_eval.report.stats import MetricSummary, Row, arrow, direction, interval, ranks
 
 Z = 1.959963984540054
 
@@ -40,19 +40,38 @@ def test_bootstrap_then_clopper_pearson_when_every_value_is_the_same():
 def test_direction():
     assert direction("accuracy") == "higher" and direction("misled") == "lower"
     assert direction("conflict_detection.undetermined") == "lower" and direction("kre_ecqa/f1") == "higher"
+    # parse failures, refusals, misled, harm and label failures are lower is better; a ratio
+    # that is neither (ConflictQA's memorization ratio) declares nothing: no arrow
+    assert {direction(m) for m in ("parse_failure", "refusal", "harm_rate", "label_failures")} == {"lower"}
+    assert direction("memorization_ratio") is None and arrow("memorization_ratio") == ""
+    assert arrow("label_failures") == "↓" and arrow("mean", "misled") == "↓"
 
 
-def _row(model, mean, ci, metric="accuracy"):
+def _row(model, mean, ci, metric="accuracy", per_id=None):
     return Row(model=model, task="t", n=10, errors=0, metrics={metric: MetricSummary(mean, None, ci, 10)},
                parse_failure_rate=None, calls=1, input_tokens=1, output_tokens=1, cost_per_sample=None,
-               cost_total=None, cost_source=None, groups={}, headline=metric)
+               cost_total=None, cost_source=None, groups={}, headline=metric, per_id_headline=per_id or {})
 
 
-def test_ties_where_intervals_overlap_and_direction_decides_best():
-    rows = [_row("a", 0.9, (0.7, 0.97)), _row("b", 0.8, (0.6, 0.9)), _row("c", 0.2, (0.05, 0.5))]
-    assert ranks(rows) == {("a", "t"): "best (tied)", ("b", "t"): "tied"}
-    rows = [_row("a", 0.9, (0.7, 0.97), "misled"), _row("c", 0.2, (0.05, 0.5), "misled")]
-    assert ranks(rows) == {("c", "t"): "best"}
+def _ids(right: int, n: int = 20) -> dict[str, float]:
+    return {f"q{i}": float(i < right) for i in range(n)}
+
+
+def test_ties_come_from_the_paired_test_and_direction_decides_best():
+    """a right on q0-q17, b on q0-q15 (2 discordant: McNemar p = 0.5, tied with a), c on q0-q3
+    (14 discordant against a: p = 2 * 0.5^14, significant after Holm over the 3 pairs)."""
+    from conflict_eval.report.stats import paired_comparisons
+
+    rows = [_row("a", 0.9, (0.7, 0.97), per_id=_ids(18)), _row("b", 0.8, (0.6, 0.9), per_id=_ids(16)),
+            _row("c", 0.2, (0.05, 0.5), per_id=_ids(4))]
+    comps = paired_comparisons(rows)
+    assert ranks(rows, comps) == {("a", "t"): "best (tied)", ("b", "t"): "tied"}
+    # lower is better: c, with the lower value, is best, and not tied with a
+    rows = [_row("a", 0.9, (0.7, 0.97), "misled", _ids(18)), _row("c", 0.2, (0.05, 0.5), "misled", _ids(4))]
+    assert ranks(rows, paired_comparisons(rows)) == {("c", "t"): "best"}
+    # a metric that declares no direction: no best, no tie
+    rows = [_row("a", 0.9, None, "memorization_ratio", _ids(18)), _row("c", 0.2, None, "memorization_ratio", _ids(4))]
+    assert ranks(rows, paired_comparisons(rows)) == {}
 
 
 def test_scores_through_value_to_float():
@@ -94,9 +113,9 @@ def test_short_heads_keep_only_settings_that_differ():
 
 
 @pytest.mark.parametrize("n, p, significant", [(4, 2 / 2 ** 4, False), (6, 2 / 2 ** 6, True)])
-def test_paired_comparison_with_no_variation_uses_the_sign_test(n, p, significant):
+def test_paired_comparison_with_no_variation_uses_mcnemar(n, p, significant):
     """Model a right on every shared id, b wrong on every one: every difference is +1, a
-    bootstrap interval would be [1, 1]; the two-sided sign test gives p = 2 * 0.5^n."""
+    bootstrap interval would be [1, 1]; McNemar's exact test gives p = 2 * 0.5^n."""
     from conflict_eval.report.stats import paired_comparisons
 
     a, b = _row("a", 1.0, None), _row("b", 0.0, None)
@@ -104,7 +123,7 @@ def test_paired_comparison_with_no_variation_uses_the_sign_test(n, p, significan
     b.per_id_headline = {f"q{i}": 0.0 for i in range(n + 2)}  # b has two ids a lacks: not compared
     (c,) = paired_comparisons([a, b])
     assert (c.n, c.n_a, c.n_b, c.diff, c.ci) == (n, n, n + 2, 1.0, None)
-    assert c.p_value == pytest.approx(p) and c.significant is significant
+    assert c.result.p_value == pytest.approx(p) and c.significant is significant
 
 
 def test_cell_says_n_cost_and_when_it_has_fewer_samples_than_its_column():
