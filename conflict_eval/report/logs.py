@@ -73,13 +73,11 @@ class SampleRecord:
         return (self.model, self.task, self.seed, self.sample_id, self.epoch)
 
 
-def score_values(scores: dict) -> tuple[dict[str, float], float | None]:
-    """Metric values and the parse-failure flag of one sample's scores."""
+def _score_items(scores: dict):
+    """``(metric name, number or None, scorer name, key)`` for every numeric score value of one sample."""
     from inspect_ai.scorer import value_to_float
 
     to_float = value_to_float()
-    values: dict[str, float] = {}
-    parse = None
     multi = len(scores) > 1
     for scorer_name, score in scores.items():
         value = score.value
@@ -91,18 +89,31 @@ def score_values(scores: dict) -> tuple[dict[str, float], float | None]:
                 v = to_float(v)
             if isinstance(v, bool):
                 v = int(v)
-            if key == PARSE_KEY and isinstance(v, int | float):
-                parse = max(parse or 0.0, float(v))
-                continue
-            if isinstance(v, int | float) and not math.isnan(v):
-                name = f"{scorer_name}.{key}" if multi and isinstance(value, dict) else key
-                values[name] = float(v)
+            if isinstance(v, int | float):
+                yield (f"{scorer_name}.{key}" if multi and isinstance(value, dict) else key), float(v), key
+
+
+def score_values(scores: dict) -> tuple[dict[str, float], float | None]:
+    """Metric values and the parse-failure flag of one sample's scores."""
+    values: dict[str, float] = {}
+    parse = None
+    for name, v, key in _score_items(scores):
+        if key == PARSE_KEY:
+            parse = max(parse or 0.0, v)
+        elif not math.isnan(v):
+            values[name] = v
+    for score in scores.values():
         meta = score.metadata or {}
         if meta.get("parse_failure_reason"):
             parse = 1.0
         elif parse is None and "parse_failure_reason" in meta:
             parse = 0.0
     return values, parse
+
+
+def nan_values(scores: dict) -> set[str]:
+    """The metrics of one sample whose value is NaN (unscored), named as :func:`score_values` names them."""
+    return {name for name, v, key in _score_items(scores) if key != PARSE_KEY and math.isnan(v)}
 
 
 @dataclass

@@ -65,7 +65,7 @@ def test_compare_two_logs_of_a_plain_inspect_task(tmp_path, capsys):
     assert (c["task_a"], c["metric"], c["n_paired"], c["missing_in_a"], c["missing_in_b"]) == \
         ("yes_questions", "match", 20, [], [])
     assert r["diff"] == pytest.approx(0.30)
-    assert (r["test"], r["a_better"], r["b_better"]) == ("mcnemar_exact", 6, 0)
+    assert (r["test"], r["a_higher"], r["b_higher"]) == ("mcnemar_exact", 6, 0)
     assert r["p_value"] == pytest.approx(0.03125)
     assert r["ci"][0] == pytest.approx(0.10, abs=TOLERANCE) and r["ci"][1] == pytest.approx(0.50, abs=TOLERANCE)
     lo, hi = r["unpaired_ci"]
@@ -75,8 +75,8 @@ def test_compare_two_logs_of_a_plain_inspect_task(tmp_path, capsys):
     # the directories work as well; the markdown says the same
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--metric", "match"]) == 0
     md = capsys.readouterr().out
-    assert "| yes_questions | match | 20 | 0 | 0 | 0.750 | 0.450 | +0.300 |" in md
-    assert "McNemar exact (6 A-better / 0 B-better) | 0.03125 | significant |" in md
+    assert "| yes_questions | match ↑ | 20 | 0 | 0 | 0 | 0.750 | 0.450 | +0.300 |" in md
+    assert "McNemar exact (6 A-better / 0 B-better) | 0.03125 | 0.03125 | significant, A better |" in md
 
 
 def test_compare_reports_samples_missing_on_either_side(tmp_path):
@@ -98,14 +98,15 @@ def test_compare_reports_samples_missing_on_either_side(tmp_path):
 @pytest.mark.parametrize("a, b, test, p, up, down", [
     # 0/1: McNemar on the discordant pairs (3 vs 1): 2 * P(X >= 3 | Bin(4, .5)) = 2 * 5/16
     ([1, 1, 1, 0, 1, 0], [0, 0, 0, 1, 1, 0], "mcnemar_exact", 10 / 16, 3, 1),
-    # graded: sign test on the non-zero differences (+, +, +, +, 0): 2 * 0.5^4
-    ([0.5, 0.7, 0.9, 1.0, 0.2], [0.1, 0.2, 0.3, 0.4, 0.2], "sign", 2 / 16, 4, 0),
+    # graded: permutation test on the mean difference; differences (0.4, 0.5, 0.6, 0.6, 0): every one
+    # of the 16 swaps of the four non-zero pairs but "none" and "all" gives a smaller |mean|: 2 / 16
+    ([0.5, 0.7, 0.9, 1.0, 0.2], [0.1, 0.2, 0.3, 0.4, 0.2], "permutation", 2 / 16, 4, 0),
 ])
 def test_exact_paired_test_golden(a, b, test, p, up, down):
     from conflict_eval.report.paired import paired_difference
 
     r = paired_difference(a, b, bootstrap=200)
-    assert (r.test, r.a_better, r.b_better) == (test, up, down)
+    assert (r.test, r.a_higher, r.b_higher) == (test, up, down)
     assert r.p_value == pytest.approx(p)
     assert r.diff == pytest.approx(sum(a) / len(a) - sum(b) / len(b))
 
