@@ -209,10 +209,16 @@ def compose_task(
     solver = parts["method"].factory(**routed["method"])
     scorers = [parts[f"metric{i}"].factory(**routed[f"metric{i}"]) for i in range(len(scorer_names))]
     config = {**DEFAULT_GENERATE_CONFIG, **(generate_config or {})}
+    from inspect_ai.log import HeadlineMetric
+    from inspect_ai.util import registry_info
+
     return Task(
         dataset=samples,
         solver=solver,
         scorer=scorers,
+        # the first scorer's first score (its own figure: choice accuracy, RAMDocs' strict EM, ...); a named
+        # task that composes declares its paper's figure over this (tasks/*/task.py)
+        headline_metric=HeadlineMetric(scorer=registry_info(scorers[0]).name.split("/")[-1]),
         config=GenerateConfig(**config),
         name=name or f"{method}_{dataset}",
         metadata={

@@ -37,10 +37,12 @@ GEN_KWARGS = {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks
 """Greedy decoding, 512 new tokens, no stop sequence other than end of text
 (as :data:`conflict_eval.components.compose.DEFAULT_GENERATE_CONFIG`; Micro-Act §7.1)."""
 
-CHOICE_METRICS = (("accuracy", True), ("parse_failure", False), ("refusal", False), ("misled", False))
-TEXT_METRICS = (("token_f1", True), ("exact_match", True))
-USER_NEED_METRICS = (("correct", True), ("refusal", False), ("near_refusal", False), ("parse_failure", False),
-                     ("unmatched", False))
+# each list opens with the headline its Inspect task declares (compose_task: the first scorer's first
+# score; user needs: user_need_accuracy.correct); higher_is_better is the metric's declared direction
+# (conflict_eval.report.stats.direction), never written here
+CHOICE_METRICS = ("accuracy", "parse_failure", "refusal", "misled")
+TEXT_METRICS = ("token_f1", "exact_match")
+USER_NEED_METRICS = ("correct", "refusal", "near_refusal", "parse_failure", "unmatched")
 FEW_SHOT_COT_PAPERS = {"microact"}
 
 
@@ -82,6 +84,16 @@ def task_manager(include_defaults: bool = False, **kwargs):
     return TaskManager(include_path=str(task_dir()), include_defaults=include_defaults, **kwargs)
 
 
+def _higher(metric: str) -> str:
+    """lm-eval's ``higher_is_better`` from the metric's declared direction (an undeclared metric is an error)."""
+    from conflict_eval.report.stats import direction
+
+    d = direction(metric)
+    if d is None:
+        raise ValueError(f"lm-eval export: metric {metric!r} declares no direction (report.stats)")
+    return "true" if d == "higher" else "false"
+
+
 def _yaml(task: str, tags: list[str], dataset_kwargs: dict, text_fn: str, process_fn: str,
           metrics, description_field: str | None = None) -> str:
     import yaml
@@ -102,7 +114,7 @@ def _yaml(task: str, tags: list[str], dataset_kwargs: dict, text_fn: str, proces
         f"process_results: !function utils.{process_fn}",
         "generation_kwargs: " + yaml.safe_dump(GEN_KWARGS, sort_keys=False, default_flow_style=True).strip(),
         "metric_list:",
-        *[f"  - {{metric: {m}, aggregation: mean, higher_is_better: {str(h).lower()}}}" for m, h in metrics],
+        *[f"  - {{metric: {m}, aggregation: mean, higher_is_better: {_higher(m)}}}" for m in metrics],
         "metadata: {version: 1.0}",
     ]
     return "\n".join(lines) + "\n"

@@ -40,7 +40,8 @@ from .grouping import display_value, row_key, sample_group, task_key
 
 PARSE_KEY = "parse_failure"
 CLUSTER_KEY = "cluster"
-"""The task metadata key naming the sample metadata key that samples cluster on (report.stats)."""
+"""The task metadata key naming the sample metadata key (dotted for a nested one) that samples cluster
+on: ``Task(metadata={"cluster": "id"})`` (report.stats)."""
 _INSPECT_VALUES = {"C", "I", "P", "N", "yes", "no", "true", "false"}
 
 
@@ -171,6 +172,18 @@ def _header(log) -> dict[str, Any]:
     })
 
 
+def metadata_value(metadata: dict | None, key: str):
+    """``key`` of a sample's metadata; a dotted key reads a nested field (``extra.question_id``).
+
+    >>> metadata_value({"extra": {"question_id": "q7"}}, "extra.question_id")
+    'q7'
+    """
+    value = metadata or {}
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
 def _headline(log) -> dict | None:
     """The headline Inspect resolves for a log (``inspect_ai.log.headline_metric``:
     the task's ``Task(headline_metric=...)``, else the first metric of the first score)."""
@@ -243,7 +256,7 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
 
     def facts(sample) -> str:
         values, parse = score_values(sample.scores or {})
-        cluster = (sample.metadata or {}).get(cluster_key) if cluster_key else None
+        cluster = metadata_value(sample.metadata, cluster_key) if cluster_key else None
         c = sample_cost(sample)
         usage = sample.model_usage or {}
         usd, src = sample_cost_usd(usage, cost_config, prices)

@@ -57,7 +57,8 @@ HIGHER_IS_BETTER = {
     "accuracy", "correct", "token_f1", "exact_match", "cover_em", "strict_em", "strict_em_authors", "f1",
     "f1_authors", "em", "precision", "recall", "det_accuracy", "acc_conf", "acc_noconf", "knowledge_recall",
     "gold_recall", "yes_no_accuracy", "user_need_accuracy", "choice_accuracy", "improve_rate", "net_improve",
-    "recovered", "recovered_item_rate", "label_coverage",
+    "recovered", "recovered_item_rate", "label_coverage", "conflict_detection", "rag", "control_rag",
+    "regenerated_rag",
     # Inspect's own scorers, whose values are CORRECT / INCORRECT
     "match", "includes", "pattern", "answer", "choice", "exact", "model_graded_qa", "model_graded_fact",
 }
@@ -68,6 +69,8 @@ LOWER_IS_BETTER = {
     "rejected_item_rate", "detection_failure", "decomposition_failure", "decomposition_truncated", "no_trace",
     "target_failed", "degraded_nodes", "trees_with_degraded_nodes", "claims_dropped", "claims_lost",
     "rag_parse_failure", "control_parse_failure", "regenerated_parse_failure",
+    # ConflictScore's counts and ratios of claims in conflict (Table 3: "the lower the better")
+    "cs_c", "cs_r", "cs_c_best", "cs_r_best",
     # reading: answers a reader could not read (extracted by the grader, matching no option)
     # and claims whose grader labels could not be read
     "extracted", "unmatched", "claims_undetermined", "flagged_undetermined",
@@ -214,7 +217,10 @@ def headline_key(declared: dict | None, names: list[str]) -> str | None:
     """
     if not declared:
         return names[0] if names else None
-    for name in (f"{declared.get('scorer')}.{declared.get('score')}", declared.get("score"), declared.get("scorer")):
+    scorer, score, metric = declared.get("scorer"), declared.get("score"), declared.get("metric")
+    # a dict-valued score has one value per key (the score's name, or the metric's when one metric
+    # reads several keys, as AtomR's f1 / em); a scalar score is named for its scorer
+    for name in (f"{scorer}.{score}", score, f"{scorer}.{metric}", metric, scorer):
         if name in names:
             return name
     return None

@@ -14,6 +14,7 @@ per-category breakdown).
 
 from inspect_ai import Task, task
 from inspect_ai.model import GenerateConfig
+from inspect_ai.log import HeadlineMetric
 
 from conflict_eval.components.endpoint import active_endpoint
 from conflict_eval.components.catalog import dataset_record
@@ -101,6 +102,7 @@ def atomr(
         dataset=samples,
         solver=solver,
         scorer=atomr_qa(),
+        headline_metric=HeadlineMetric(scorer="atomr_qa", metric="f1"),  # the paper's F1 (Tables 2-3)
         config=GenerateConfig(temperature=0.0, top_p=1.0),
         name=f"atomr_{method}_{dataset}",
         metadata={"conflict_eval_endpoint": active_endpoint(),  # the endpoint, as run

@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from inspect_ai import Task, task
+from inspect_ai.log import HeadlineMetric
 
 from conflict_eval.components.endpoint import active_endpoint
 from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS
@@ -90,6 +91,8 @@ def conflictbench(
         solver=detect_conflict(backend=backend, nli_model=nli_model, labelling=labelling,
                                grader_max_tokens=grader_max_tokens),
         scorer=conflict_detection(),
+        # ConflictScore Table 2's Acc: the mean of the per-sample correctness (P, R, F1 are beside it)
+        headline_metric=HeadlineMetric(scorer="conflict_detection", metric="det_accuracy"),
         name="conflictbench",
         metadata={"conflict_eval_endpoint": active_endpoint(),  # the endpoint, as run
                   "dropped_records": dropped, "dropped_total": sum(dropped.values()),

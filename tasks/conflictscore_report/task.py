@@ -167,8 +167,10 @@ def conflictscore_report(
         solver=write_report(),
         scorer=conflictscore(**asdict(options)),
         metrics={**SCORE_METRICS, "cs_c": groups, "cs_r": groups},
+        headline_metric="conflictscore.cs_c",  # ConflictScore Table 3's CS-C (lower is better)
         name="conflictscore_report",
         metadata={"conflict_eval_endpoint": active_endpoint(),  # the endpoint, as run
+                  "cluster": "id",  # one record's strategies share its passages: intervals cluster on it
                   "records_used": len(items), "dropped_records": dropped, "dropped_total": sum(dropped.values()),
                   "flags_used": dict(Counter(it["flags"] for it in items)),
                   "conflict_eval_provenance": {"dataset": dataset_record("conflictscore_report", dataset, path)}},

@@ -214,6 +214,7 @@ def truthfulqa_conflict(
         dataset=samples,
         solver=[conflict_regenerate(rag_answer(), **asdict(options)), control_rag_answer()],
         scorer=truthfulqa_settings(),
+        headline_metric="truthfulqa_settings.regenerated_rag",  # ConflictScore Tables 4-5: Regenerated-RAG accuracy
         name="truthfulqa_conflict",
         metadata={"conflict_eval_endpoint": active_endpoint(),  # the endpoint, as run
                   "retrieval": retrieval, "dropped_records": dropped, "dropped_total": sum(dropped.values()),

@@ -10,7 +10,7 @@ slice of the grid. ``limit`` counts questions, not samples.
 
 from typing import Any
 
-from inspect_ai import Task, task
+from inspect_ai import Task, task, task_with
 
 from conflict_eval.components.compose import compose_task
 
@@ -47,7 +47,9 @@ def user_needs(
     task = compose_task("user_need_prompt", dataset, "user_need_accuracy", path=path,
                         name=f"user_needs_{dataset.removeprefix('user_needs_')}", **grid, **options)
     # no retriever: the contexts are the dataset's own passages, distractors drawn (seeded) from its pool
-    task.metadata = {**(task.metadata or {}), "retrieval": {
+    # the paper's setting-specific accuracy; the grid's cells of one question cluster on its question id
+    task = task_with(task, headline_metric="user_need_accuracy.correct")
+    task.metadata = {**(task.metadata or {}), "cluster": "extra.question_id", "retrieval": {
         "source_names": [], "sources": {}, "pooled_from_dataset": True,
         "note": "no retrieval: each cell's contexts are the dataset's relevant passage plus distractors "
                 "sampled from the same file's passages (the User-needs grid design)"}}
