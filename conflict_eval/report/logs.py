@@ -213,7 +213,7 @@ def _read_evals(paths: list[str], roots: list[Path]) -> dict[str, EvalFacts]:
             status=h["status"], created=h["created"], completed=h["completed"], seed=h["config"].get("seed"),
             epochs=int(h["epochs"]), sample_ids=h["sample_ids"], total_samples=h["total_samples"],
             completed_samples=h["completed_samples"], header=h)
-        out[row["log"]] = out[row["eval_id"]]
+        out[str(row["log"]).removeprefix("file://")] = out[row["eval_id"]]  # by path too (read_records)
     return out
 
 
@@ -277,7 +277,7 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
     # logs itself; reading each log alone lets the de-duplication count them
     rows = []
     for path in paths:
-        ev = evals.get(path)
+        ev = evals.get(path.removeprefix("file://"))
         cluster_key = ev.header.get("cluster_key") if ev is not None else None
         rows += samples_df(path, columns=cols, quiet=True).to_dict("records")
     records = []

@@ -247,7 +247,23 @@ def grid(tmp_path_factory):
     assert ok and len(logs) == 12
     board = build_leaderboard([tmp / "logs"], bootstrap=1000, seed=0)
     paths = write_leaderboard([tmp / "logs"], tmp / "out")
+    board["log_dir"] = tmp / "logs"
     return board, paths
+
+
+def test_page_headline_is_the_declared_one_and_evals_df_agrees(grid):
+    """conflict_eval/run declares its first scorer (choice_accuracy) as the headline; Inspect resolves
+    it to the accuracy score; the page shows that score, with evals_df's value in every cell (one log each)."""
+    from inspect_ai.analysis import evals_df
+
+    board, _ = grid
+    df = evals_df(str(board["log_dir"]), quiet=True).to_dict("records")
+    rows = {(r.model, r.task): r for r in board["rows"]}
+    assert {(d["score_headline_name"], d["score_headline_score"]) for d in df} == {("choice_accuracy", "accuracy")}
+    assert {r.headline for r in board["rows"]} == {"accuracy"}
+    for model in MODELS:  # one log per cell: the page's means are evals_df's headline values
+        page = sorted(r.metrics["accuracy"].mean for (m, _), r in rows.items() if m == model)
+        assert page == pytest.approx(sorted(d["score_headline_value"] for d in df if d["model"] == model))
 
 
 def test_grid_matrix_conflict_types_and_pairs(grid):
