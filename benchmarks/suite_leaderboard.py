@@ -11,8 +11,9 @@ leaderboard's own cost.
    so every sample is read K times and de-duplicated.
 3. Times the statistics and the HTML page for 30 models x 20 tasks x 50
    samples (synthetic per-sample records, no logs): 1000 bootstrap resamples
-   per cell and per conflict type, paired bootstrap for all 435 model pairs
-   per task.
+   per cell and per conflict type, and for all 435 model pairs per task the
+   paired test (McNemar exact), Holm over the 8,700 comparisons and the paired
+   bootstrap beside it.
 
     python benchmarks/suite_leaderboard.py [--copies 5] [--skip-model]
 
@@ -126,6 +127,7 @@ def _synthetic_grid(out) -> None:
     import random
 
     from conflict_eval.report import SampleRecord, aggregate, paired_comparisons, provenance
+    from conflict_eval.report.stats import ranks
 
     rng = random.Random(0)
     records = [SampleRecord(model=f"p/model-{m:02d}", task=f"task_{t:02d}", seed=None, sample_id=f"q{i}", epoch=1,
@@ -138,7 +140,8 @@ def _synthetic_grid(out) -> None:
     t_rows = time.perf_counter() - start
     comps = paired_comparisons(rows, 1000, 0)
     t_pairs = time.perf_counter() - start - t_rows
-    page = to_html({"rows": rows, "comparisons": comps, "provenance": provenance(rows, {}), "stats": {}})
+    page = to_html({"rows": rows, "comparisons": comps, "ranks": ranks(rows, comps),
+                    "provenance": provenance(rows, {}), "stats": {}})
     t_html = time.perf_counter() - start - t_rows - t_pairs
     out["synthetic_30x20"] = {"models": 30, "tasks": 20, "samples_per_cell": 50, "bootstrap": 1000,
                               "pairs": len(comps), "aggregate_seconds": round(t_rows, 2),
@@ -167,7 +170,8 @@ def _write(out, args, real_table) -> None:
         f"({lb['ms_per_sample_read']} ms per sample read; load average {lb.get('load_average')}).",
         "",
         f"30 models x 20 tasks x 50 samples (synthetic records), 1000 bootstrap resamples: statistics "
-        f"{grid['aggregate_seconds']} s, {grid['pairs']} paired comparisons {grid['paired_seconds']} s, "
+        f"{grid['aggregate_seconds']} s, {grid['pairs']} paired comparisons (McNemar exact, Holm over all, "
+        f"paired bootstrap beside) {grid['paired_seconds']} s, "
         f"HTML {grid['html_seconds']} s ({grid['html_kb']} KB); load average {grid['load_average']}.",
         "",
     ]

@@ -11,8 +11,9 @@ the words beside the numbers. The leaderboard's paired table and its
 * ``diff`` -- mean(a) - mean(b) (= the mean of the paired differences);
 * the **test that decides** (two-sided; :data:`TESTS`):
 
-  - 0/1 values: **McNemar's exact test** (``scipy.stats.binomtest`` on the
-    discordant pairs: ``a_higher`` ids where only A scores 1, ``b_higher``
+  - 0/1 values: **McNemar's exact test** (the two-sided binomial test at 1/2
+    on the discordant pairs, as ``scipy.stats.binomtest``; twice the smaller
+    tail of ``scipy.stats.binom``, the same p: ``a_higher`` ids where only A scores 1, ``b_higher``
     where only B does; p = 1.0 with no discordant pair);
   - any other values: the **paired permutation test on the mean difference**
     (``scipy.stats.permutation_test``, ``permutation_type="samples"``: each
@@ -149,13 +150,16 @@ def _mean_difference(x, y, axis=-1):
 def exact_test(a, b) -> tuple[str, float, int, int]:
     """``(test name, two-sided p, ids A higher, ids B higher)`` (module docstring)."""
     import numpy as np
-    from scipy.stats import binomtest, permutation_test
+    from scipy.stats import binom, permutation_test
 
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     binary = bool(np.all((a == 0) | (a == 1)) and np.all((b == 0) | (b == 1)))
     up, down = int((a > b).sum()), int((a < b).sum())
     if binary:
-        return "mcnemar_exact", (float(binomtest(up, up + down, 0.5).pvalue) if up + down else 1.0), up, down
+        # binomtest(up, up + down, 0.5) two-sided: the binomial at 1/2 is symmetric, so its p is twice
+        # the smaller tail (capped at 1); binom.cdf is 7x faster than binomtest (a page of 8,700 pairs)
+        p = min(1.0, 2.0 * float(binom.cdf(min(up, down), up + down, 0.5))) if up + down else 1.0
+        return "mcnemar_exact", p, up, down
     if not up + down:
         return "permutation", 1.0, up, down
     # pairs with no difference change nothing under a swap: leave them out of the enumeration

@@ -142,6 +142,16 @@ def test_compare_refuses_two_datasets_sharing_ids_unless_told(logs):
     assert c.n_paired == 5 and c.missing_in_b == [f"q{i}" for i in range(5, N)] or len(c.missing_in_b) == N - 5
 
 
+def test_mcnemar_p_is_scipys_binomtest():
+    from scipy.stats import binomtest
+
+    from conflict_eval.report.paired import exact_test
+
+    for n, k in [(n, k) for n in (1, 2, 3, 4, 7, 12) for k in range(n + 1)] + [(40, 4), (40, 12), (41, 20)]:
+        _, p, up, down = exact_test([1] * k + [0] * (n - k), [0] * k + [1] * (n - k))
+        assert (up, down) == (k, n - k) and p == pytest.approx(binomtest(k, n, 0.5).pvalue, rel=1e-9)
+
+
 def test_holm_and_alpha():
     """Two rows of one family: p 0.125 and 0.000488 -> Holm: 0.000488 * 2, then max(0.125, ...) = 0.125."""
     from conflict_eval.report.paired import adjust, holm, paired_difference
