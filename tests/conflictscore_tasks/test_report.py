@@ -71,6 +71,13 @@ def test_report_task_scores_each_strategy(shared_data):
     assert cs_r["macnoise-0-rag"] == pytest.approx(2 / 3) and cs_r["macnoise-0-super_balanced"] == 0.0
     assert groups["conflict_eval/by_group_rag"] == 1.0
     assert groups["conflict_eval/by_group_super_balanced"] == 0.0
+    # the declared headline is the paper's CS-C (Table 3), and one record's strategies cluster on its id
+    from inspect_ai.log import headline_metric
+
+    from conflict_eval.report.logs import metadata_value
+
+    assert (headline_metric(log).score.scorer, headline_metric(log).score.name) == ("conflictscore", "cs_c")
+    assert {metadata_value(s.metadata, log.eval.metadata["cluster"]) for s in log.samples} == {"macnoise-0"}
 
 
 def test_report_task_validates():

@@ -56,6 +56,17 @@ def test_grid_task_scores_a_context_exclusive_model(shared_data, log_dir, tmp_pa
     # the system prompt follows the sample's user need
     for s in log.samples:
         assert s.messages[0].text == SYSTEM_PROMPTS[s.metadata["extra"]["user_need"]]
+    # the page: the declared headline (setting-specific accuracy), its interval clustered on the
+    # question (18 cells each, 2 questions): wider than the unclustered Wilson interval of 36 cells
+    from conflict_eval.report import build_leaderboard
+    from conflict_eval.report.stats import interval
+
+    (row,) = build_leaderboard([log_dir], bootstrap=0)["rows"]
+    assert (row.headline, row.cluster_key) == ("correct", "extra.question_id")
+    m = row.metrics["correct"]
+    assert (m.mean, m.method, m.clusters) == (pytest.approx(6 / 9), "wilson-clustered", 2)
+    plain, _ = interval([1.0] * 24 + [0.0] * 12)
+    assert m.ci[1] - m.ci[0] > plain[1] - plain[0]
     # curves from the log, through the CLI: same values at each context count
     from conflict_eval.cli import main
     out = tmp_path / "curves"
