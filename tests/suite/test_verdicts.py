@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from inspect_ai import Task, eval, task
@@ -72,13 +73,30 @@ def _right(k: int, start: int = 0) -> list[str]:
     return ["yes" if start <= i < k else "no" for i in range(N)]
 
 
+def _variant(location: str, out, model: str, right: range) -> str:
+    """A copy of a log of the same task, as another model that is right on ``right`` only: the
+    match score of each sample rewritten (``read_eval_log`` / ``write_eval_log``), so one eval serves
+    three sides (an eval of 40 samples costs seconds on the loaded test machine)."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    log = read_eval_log(location)
+    log.eval.model = model
+    for s in log.samples:
+        s.scores["match"].value = "C" if int(str(s.id)[1:]) in right else "I"
+    out.mkdir()
+    path = str(out / f"{out.name}-{Path(location.removeprefix('file://')).name}")
+    write_eval_log(log, path)
+    return path
+
+
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory):
     """A right on q0-q31; B4 (same model) on q4-q31: 4 discordant, all for A; B12 (another model)
     on q12-q31: 12 discordant, all for A."""
     tmp = tmp_path_factory.mktemp("verdicts")
-    return {"tmp": tmp, "a": _run(tmp, "a", _right(32)), "b4": _run(tmp, "b4", _right(32, 4)),
-            "b12": _run(tmp, "b12", _right(32, 12), model="mockllm/other")}
+    a = _run(tmp, "a", _right(32))
+    return {"tmp": tmp, "a": a, "b4": _variant(a, tmp / "b4", "mockllm/m", range(4, 32)),
+            "b12": _variant(a, tmp / "b12", "mockllm/other", range(12, 32))}
 
 
 def test_four_discordant_of_forty_is_not_significant_under_any_seed(logs):
