@@ -24,6 +24,15 @@ path test, counter, handler method): a new endpoint is a line and a method.
   requests not run within the completion window), or ``"expired-no-file"``
   (expired with neither file). ``fail_after``: only batches created after this many.
   ``usage`` holds ``(in, out)`` per answered batched request.
+* ``fault``: a fault of a batch provider (:data:`FAULTS`), injected into the batches
+  created after ``fail_after``: ``"missing"`` (the output file lacks its last 2
+  lines; the provider still counts them completed), ``"unknown-id"`` (line 1 carries
+  a custom_id no request had), ``"cancelled"`` (cancelled in the provider's console:
+  no file), ``"cut"`` (lines 1 and 2 cut in half), ``"line-500"`` (line 1 is an HTTP
+  500 response), ``"error-object"`` (line 1 is an ``error`` object, no response),
+  ``"create-429"``, ``"create-500"``, ``"create-404"`` (batch creation refused with
+  that status). ``usage`` counts every request the provider answered (bills), lines
+  cut short or lost from the file included.
 * Bounded: it shuts itself down after ``lifetime`` seconds.
 
 ``with OpenAIServer() as srv: srv.url`` -> ``http://127.0.0.1:PORT/v1``.
@@ -94,9 +103,12 @@ def _last_prompt(body: dict) -> str:
 
 class OpenAIServer:
     def __init__(self, reply: Callable[[str], str] | str = "A</a>", *, delay: float = 0.2, fail: str | None = None,
-                 fail_after: int = 0, lifetime: float = 300.0, empty: Callable[[int, str], bool] | None = None):
+                 fail_after: int = 0, lifetime: float = 300.0, empty: Callable[[int, str], bool] | None = None,
+                 fault: str | None = None):
+        assert fault is None or fault in FAULTS, fault
         self.reply = reply if callable(reply) else (lambda prompt, text=reply: text)
         self.delay, self.fail, self.fail_after, self.lifetime = delay, fail, fail_after, lifetime
+        self.fault = fault
         self.empty = empty
         self.seen: list[dict] = []  # every live call: {"path", "body", "auth"}
         self.prompts: list[str] = []  # the prompt of every live call, in order
@@ -160,6 +172,9 @@ class OpenAIServer:
                      "filename": "batch.jsonl", "purpose": "batch", "status": "processed"}
 
     def _batches_create(self, req, path: str, body: bytes):
+        if self.fault and self.fault.startswith("create-") and len(self.batches) >= self.fail_after:
+            code = int(self.fault.removeprefix("create-"))
+            return code, {"error": {"message": f"simulated refusal ({code})", "type": "server_error", "code": None}}
         return 200, self._create(json.loads(body))
 
     def _batches_cancel(self, req, path: str, body: bytes):
@@ -216,6 +231,7 @@ class OpenAIServer:
                  "input_file_id": req["input_file_id"], "completion_window": req.get("completion_window", "24h"),
                  "status": "validating", "created_at": int(time.time()), "started": time.monotonic(),
                  "lines": lines, "fail": self.fail if n >= self.fail_after else None,
+                 "fault": self.fault if n >= self.fail_after else None,
                  "request_counts": {"total": len(lines), "completed": 0, "failed": 0}}
             self.batches[bid] = b
             return self._public(b)
@@ -246,24 +262,45 @@ class OpenAIServer:
                 self.files[fid] = ("\n".join(json.dumps(x) for x in errors) + "\n").encode()
                 b["error_file_id"] = fid
             return
-        out = []
-        for line in b["lines"]:
+        fault = b["fault"]
+        if fault == "cancelled":  # someone cancelled it in the provider's console before any request ran
+            b["status"] = "cancelled"
+            b["request_counts"] = {"total": len(b["lines"]), "completed": 0, "failed": 0}
+            return
+        out, failed = [], 0
+        for i, line in enumerate(b["lines"]):
             body = line["body"]
+            if i == 0 and fault in ("line-500", "error-object"):  # not answered: not billed
+                failed += 1
+                error = {"message": "simulated server error", "type": "server_error", "code": "server_error"}
+                out.append({"id": f"batch_req_{uuid.uuid4().hex[:8]}", "custom_id": line["custom_id"],
+                            **({"response": {"status_code": 500, "request_id": uuid.uuid4().hex,
+                                             "body": {"error": error}}, "error": None} if fault == "line-500"
+                               else {"response": None, "error": {"code": "server_error",
+                                                                 "message": error["message"]}})})
+                continue
             completion = _completion(body, self.reply(_last_prompt(body)), line.get("url", b["endpoint"]))
             self.usage.append(_usage(completion))
             self.custom_ids.append(line["custom_id"])
             out.append({"id": f"batch_req_{uuid.uuid4().hex[:8]}", "custom_id": line["custom_id"],
                         "response": {"status_code": 200, "request_id": uuid.uuid4().hex, "body": completion},
                         "error": None})
+        text = [json.dumps(x) for x in out]
+        if fault == "missing":
+            text = text[:-2]
+        elif fault == "unknown-id":
+            text[0] = text[0].replace(out[0]["custom_id"], "not-a-request-of-this-batch")
+        elif fault == "cut":
+            text[:2] = [t[:len(t) // 2] for t in text[:2]]
         fid = f"file-{uuid.uuid4().hex[:12]}"
-        self.files[fid] = ("\n".join(json.dumps(x) for x in out) + "\n").encode()
+        self.files[fid] = ("\n".join(text) + "\n").encode()
         b["output_file_id"] = fid
         b["status"] = "completed"
-        b["request_counts"] = {"total": len(out), "completed": len(out), "failed": 0}
+        b["request_counts"] = {"total": len(out), "completed": len(out) - failed, "failed": failed}
 
     @staticmethod
     def _public(b: dict) -> dict:
-        return {k: v for k, v in b.items() if k not in ("lines", "started", "fail")}
+        return {k: v for k, v in b.items() if k not in ("lines", "started", "fail", "fault")}
 
     # lifecycle ----------------------------------------------------------
 
@@ -297,6 +334,10 @@ class OpenAIServer:
         """Batches still validating or in progress (what a clean stop must not leave behind)."""
         with self.lock:
             return [b["id"] for b in self.batches.values() if b["status"] in ("validating", "in_progress")]
+
+
+FAULTS = ("missing", "unknown-id", "cancelled", "cut", "line-500", "error-object", "create-429", "create-500",
+          "create-404")
 
 
 def _ends(suffix: str) -> Callable[[str, str], bool]:

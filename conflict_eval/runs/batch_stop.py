@@ -41,16 +41,24 @@ the cancels start, then lists every batch as still running with its command.
 from __future__ import annotations
 
 import functools
+import json
 import sys
 import threading
+import time
 from pathlib import Path
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
+
+from conflict_eval.components.endpoint import redact, redact_url
+from conflict_eval.runs.batch_faults import (failed_batch, missing_lines, readable_results, unfinished_cause,
+                                             uploaded_ids)
 
 FINISHED = frozenset({"completed", "failed", "expired", "cancelled"})
 CANCELLED = frozenset({"cancelling", "cancelled"})
 CANCEL_TIMEOUT = 10.0  # seconds per cancel request
 CANCEL_DEADLINE = 30.0  # seconds for all of them; the batches not tried by then are listed
+BATCH_TIMEOUT = 26 * 3600.0  # seconds a batch may wait (the suite's batch_timeout): Inspect asks for a 24 h window
+PROGRESS_EVERY = 300.0  # seconds between the lines that say the waiting batches' age and counts
 # request headers never replayed on a cancel (the body's, the transport's, Inspect's request id)
 _DROP_HEADERS = {"content-length", "content-type", "host", "transfer-encoding", "connection", "accept-encoding",
                  "idempotency-key", "x-irid"}
@@ -60,25 +68,35 @@ _DROP_HEADERS = {"content-length", "content-type", "host", "transfer-encoding", 
 class SubmittedBatch:
     id: str
     model: str
-    url: str  # the batch's own URL (``.../batches/{id}``, query kept)
+    url: str  # the batch's own URL (``.../batches/{id}``, query kept; printed only through redact_url)
     status: str
     requests: int | None = None  # request_counts.total, once the provider reports it
     completed: int | None = None  # request_counts.completed
     error: str | None = None  # why a cancel failed
+    unread: int | None = None  # answered (billed) by the provider, not read by Inspect (runs.batch_faults)
+    cause: str | None = None  # why it will give no (or not every) result: its samples' errors say so
     headers: dict[str, str] = field(default_factory=dict, repr=False)  # never written anywhere
+    ids: list[str] = field(default_factory=list, repr=False)  # its requests' custom_ids, in upload order
+    endpoint: str = field(default="/v1/chat/completions", repr=False)
+    created: float = field(default_factory=time.time, repr=False)
+    files: dict[str, Any] = field(default_factory=dict, repr=False)  # result file id -> Unread (or None)
 
     def cancel_url(self) -> str:
         base, _, query = self.url.partition("?")
         return f"{base.rstrip('/')}/cancel" + (f"?{query}" if query else "")
 
     def cancel_command(self) -> str:
+        """The command that cancels it, its URL redacted (:func:`~conflict_eval.components.endpoint.redact_url`:
+        no user info, a secret query parameter's value ``REDACTED``)."""
         provider = self.model.split("/", 1)[0].upper().replace("-", "_")
-        return f"curl -X POST '{self.cancel_url()}' -H \"Authorization: Bearer ${provider}_API_KEY\""
+        return (f"curl -X POST '{redact_url(self.cancel_url())}' "
+                f"-H \"Authorization: Bearer ${provider}_API_KEY\"")
 
     def public(self, *, command: bool = False) -> dict[str, Any]:
-        out = {k: v for k, v in asdict(self).items() if k not in ("headers", "url", "error") and v is not None}
+        out = {k: v for k, v in asdict(self).items() if k in ("id", "model", "status", "requests", "completed",
+                                                              "unread", "cause") and v is not None}
         if self.error:
-            out["error"] = self.error
+            out["error"] = redact(self.error)
         if command:
             out["cancel"] = self.cancel_command()
         return out
@@ -97,24 +115,50 @@ def _requests(batches: list[SubmittedBatch]) -> str:
     return f"{n} requests" + (f"; {uncounted} batch(es) not yet counted by the provider" if uncounted else "")
 
 
-class BatchWatch:
-    """The batches a run's models submitted, as the provider reported them."""
+def _age(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m{s % 60:02d}s" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
 
-    def __init__(self):
+
+def _say(text: str) -> None:
+    print(redact(text), file=sys.stderr, flush=True)
+
+
+def _replace_body(response, payload: bytes) -> None:
+    """Give Inspect ``payload`` as the response's body. httpx keeps a read body in ``_content``
+    (httpx2 as vendored by inspect_ai 0.3.285); the response was read just before."""
+    response._content = payload
+    response.__dict__.pop("_text", None)
+
+
+class BatchWatch:
+    """The batches a run's models submitted, as the provider reported them.
+
+    ``timeout``: seconds a batch may stay unfinished at the provider before it is cancelled
+    there and its samples end as errors (the suite's ``batch_timeout``); ``progress``: seconds
+    between the lines saying each waiting batch's age and counts; ``say``: where they go."""
+
+    def __init__(self, timeout: float = BATCH_TIMEOUT, progress: float = PROGRESS_EVERY,
+                 say: Callable[[str], None] | None = None):
         self._lock = threading.Lock()
         self.batches: dict[str, SubmittedBatch] = {}
         self.unwatched: set[str] = set()  # batched models whose batches cannot be seen
+        self.refused: list[dict[str, Any]] = []  # batch creations the provider refused: model, status, message
+        self.timeout, self.progress, self.say = timeout, progress, say or _say
         self._clients: set[int] = set()  # the HTTP clients already hooked
+        self._uploads: dict[str, list[str]] = {}  # uploaded input file id -> its requests' custom_ids
+        self._said = 0.0  # when the waiting batches were last said
 
     def watch(self, model_name: str, model: Any) -> bool:
         """Watch a built Inspect ``Model``'s batch calls; ``False`` (and listed) where it cannot be done."""
         client = getattr(getattr(model, "api", None), "http_client", None)
         hooks = getattr(client, "event_hooks", None)
-        if not isinstance(hooks, dict) or "response" not in hooks:
+        if not isinstance(hooks, dict) or "response" not in hooks or "request" not in hooks:
             self.unwatched.add(model_name)
             return False
         if id(client) not in self._clients:
             self._clients.add(id(client))
+            hooks["request"].append(_read_upload)
             hooks["response"].append(functools.partial(self._on_response, model_name))
         return True
 
@@ -124,14 +168,31 @@ class BatchWatch:
         _, found, tail = path.rpartition("/batches")
         creating = bool(found) and request.method == "POST" and tail == ""
         polling = bool(found) and request.method == "GET" and tail.count("/") == 1 and len(tail) > 1
-        if not (creating or polling) or not 200 <= response.status_code < 300:
+        _, in_files, file_tail = path.rpartition("/files")
+        uploading = bool(in_files) and request.method == "POST" and file_tail == ""
+        downloading = bool(in_files) and request.method == "GET" and file_tail.endswith("/content")
+        if not (creating or polling or uploading or downloading):
             return
         try:
             await response.aread()
-            data = response.json()
-        except Exception:  # noqa: BLE001 -- not a Batch object: nothing to note
+            data = response.json() if not downloading else None
+        except Exception:  # noqa: BLE001 -- not a JSON answer: nothing to note
+            data = None
+        if creating and not 200 <= response.status_code < 300:
+            message = ((data or {}).get("error") or {}).get("message") if isinstance(data, dict) else None
+            with self._lock:
+                self.refused.append({"model": model_name, "status": response.status_code,
+                                     "message": redact(str(message or response.reason_phrase))})
             return
+        if not 200 <= response.status_code < 300:
+            return
+        if downloading:
+            return self._on_file(response, file_tail.split("/")[1])
         if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            return
+        if uploading:
+            with self._lock:
+                self._uploads[data["id"]] = uploaded_ids(getattr(request, "_content", b"") or b"")
             return
         total, completed = _counts(data)
         with self._lock:
@@ -141,11 +202,90 @@ class BatchWatch:
                 url = (f"{base.rstrip('/')}/{data['id']}" if creating else base) + (f"?{query}" if query else "")
                 headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_HEADERS
                            and not k.lower().startswith("x-stainless")}
-                batch = self.batches[data["id"]] = SubmittedBatch(data["id"], model_name, url, "validating",
-                                                                  headers=headers)
+                batch = self.batches[data["id"]] = SubmittedBatch(
+                    data["id"], model_name, url, "validating", headers=headers,
+                    ids=self._uploads.pop(str(data.get("input_file_id")), []),
+                    endpoint=str(data.get("endpoint") or "/v1/chat/completions"),
+                    created=float(data.get("created_at") or time.time()))
             batch.status = str(data.get("status") or batch.status).lower()
             batch.requests = total or batch.requests
             batch.completed = completed if completed is not None else batch.completed
+            for key in ("output_file_id", "error_file_id"):
+                if data.get(key):
+                    batch.files.setdefault(str(data[key]), None)
+        if polling:
+            await self._on_poll(batch, data, response)
+
+    async def _on_poll(self, batch: SubmittedBatch, data: dict, response) -> None:
+        """A batch that will give Inspect no result is handed to it as failed, one error per request;
+        one older than ``timeout`` is cancelled first; the waiting batches are said now and then."""
+        cause = unfinished_cause(data)
+        age = time.time() - batch.created
+        if cause is None and batch.status not in FINISHED and age > self.timeout:
+            await self._cancel_late(batch)
+            cause = (f"no result within the suite's batch_timeout ({self.timeout:g} s; the batch was "
+                     f"{batch.status} at the provider" + (f"; its cancel failed: {batch.error})" if batch.error
+                                                          else ", and is cancelled there)"))
+        if cause is not None:
+            if batch.cause is None:
+                self.say(f"batch {batch.id} ({batch.model}) will not finish: {cause}; its "
+                         f"{len(batch.ids) or batch.requests or '?'} request(s) end as errors")
+            batch.cause = cause
+            batch.unread = batch.completed or None  # billed there, never read
+            _replace_body(response, json.dumps(failed_batch(data, batch.ids, batch.model, cause)).encode())
+            return
+        now = time.monotonic()
+        if batch.status not in FINISHED and now - self._said >= self.progress:
+            self._said = now
+            for b in self.running():
+                counts = f"{b.completed or 0}/{b.requests or len(b.ids) or '?'}"
+                self.say(f"batch {b.id} ({b.model}): {b.status} at the provider for {_age(time.time() - b.created)}; "
+                         f"requests completed/total {counts}; ends as errors after batch_timeout "
+                         f"{self.timeout:g} s")
+
+    async def _cancel_late(self, batch: SubmittedBatch) -> None:
+        import httpx
+
+        try:
+            async with httpx.AsyncClient(timeout=CANCEL_TIMEOUT) as client:
+                r = await client.post(batch.cancel_url(), headers=batch.headers)
+            data = r.json() if r.content else {}
+            if not r.is_success or not isinstance(data, dict):
+                batch.error = f"HTTP {r.status_code}"
+                return
+            batch.status = str(data.get("status") or batch.status).lower()
+            _, completed = _counts(data)
+            batch.completed = completed if completed is not None else batch.completed
+        except (httpx.HTTPError, ValueError) as exc:
+            batch.error = redact(f"{type(exc).__name__}: {exc}")
+
+    def _on_file(self, response, file_id: str) -> None:
+        """A result file of a watched batch, every line Inspect cannot read made an error for its
+        request; the last of the batch's files read also answers the requests no line answered."""
+        with self._lock:
+            batch = next((b for b in self.batches.values() if file_id in b.files), None)
+        if batch is None or not batch.ids:
+            return
+        found = readable_results(response.content, file_id, batch.id, batch.model, batch.ids, batch.endpoint)
+        batch.files[file_id] = found
+        text = found.text
+        if all(v is not None for v in batch.files.values()):
+            seen = set().union(*(v.seen for v in batch.files.values()))
+            missing = [cid for cid in batch.ids if cid not in seen]
+            text += missing_lines(batch.id, batch.model, missing, list(batch.files))
+            answered = sum(v.answered for v in batch.files.values())
+            read = sum(v.read for v in batch.files.values())
+            unread = max(batch.completed or 0, answered) - read
+            unknown = [u for v in batch.files.values() for u in v.unknown]
+            batch.unread = unread or None
+            if missing or unknown or unread:
+                batch.cause = (f"{len(missing)} request(s) without a line" if missing else "") + \
+                    (f"; line(s) of no request of the batch: {', '.join(unknown)}" if unknown else "")
+                self.say(f"batch {batch.id} ({batch.model}): {read} of {len(batch.ids)} result(s) readable"
+                         + (f"; {len(missing)} request(s) have no line in its result file(s)" if missing else "")
+                         + (f"; {len(unknown)} line(s) answer no request of the batch" if unknown else "")
+                         + (f"; {unread} answered (billed) but not read" if unread else ""))
+        _replace_body(response, text)
 
     def running(self) -> list[SubmittedBatch]:
         with self._lock:
@@ -189,7 +329,7 @@ class BatchWatch:
 
         import httpx
 
-        say = say or (lambda text: print(text, file=sys.stderr, flush=True))
+        say = say or self.say
         running = self.running()
         if running:
             say(f"cancelling {len(running)} batch(es) still running at the provider ({_requests(running)})"
@@ -207,11 +347,11 @@ class BatchWatch:
                     r = httpx.post(b.cancel_url(), headers=b.headers, timeout=min(timeout, left))
                     data = r.json() if r.content else {}
                 except (httpx.HTTPError, ValueError) as exc:
-                    b.error = f"{type(exc).__name__}: {exc}"
+                    b.error = redact(f"{type(exc).__name__}: {exc}")
                     continue
                 if not r.is_success or not isinstance(data, dict):
                     message = (data.get("error") or {}).get("message") if isinstance(data, dict) else None
-                    b.error = f"HTTP {r.status_code}" + (f": {message}" if message else "")
+                    b.error = redact(f"HTTP {r.status_code}" + (f": {message}" if message else ""))
                     continue
                 total, completed = _counts(data)
                 with self._lock:
@@ -247,7 +387,15 @@ class BatchWatch:
         say(f"{len(left)} batch(es) may still be running at the provider (billed when they finish); cancel with:")
         for b in left:
             say(f"  {b.id} ({b.model}, {b.requests or '?'} requests"
-                + (f"; {b.error}" if b.error else "") + f"): {b.cancel_command()}")
+                + (f"; {redact(b.error)}" if b.error else "") + f"): {b.cancel_command()}")
+
+
+async def _read_upload(request) -> None:
+    """Read a batch input file's upload before it is sent (httpx's ``Request.aread`` keeps the
+    body to send), so the watch learns its requests' ``custom_id``s from the response."""
+    path = request.url.path.rstrip("/")
+    if request.method == "POST" and path.endswith("/files"):
+        await request.aread()
 
 
 def batch_lines(batches: dict[str, Any] | None) -> list[str]:
