@@ -14,12 +14,17 @@ with the functions here, hands Inspect an answer it settles:
   a ``failed`` batch with one error per request, in the order the requests
   were uploaded, which Inspect turns into one error per sample (its
   ``_results_from_rejection``);
-* :func:`readable_results`: each line of an output or error file that Inspect
-  could not read (cut short, not a 200 response, an ``error`` object, a body
-  its response class rejects) becomes an ``error`` line for that request, an
-  unknown ``custom_id`` is dropped, and the requests no file answered get an
-  ``error`` line each. Inspect raises each as an ``APIStatusError`` of
-  :data:`UNREAD_STATUS` (not retried) whose message is the cause.
+* :func:`readable_results`: the lines of an output or error file that Inspect
+  can read pass on; each line it could not read (cut short, not a 200
+  response, an ``error`` object, a body its response class rejects) is taken
+  out and its request gets a :class:`BatchResultError` saying why, as does each
+  request no file answered; a line with an unknown ``custom_id`` is dropped.
+  Inspect's own ``error`` line handling cannot carry them: in inspect_ai
+  0.3.285 with this openai SDK it raises "The request instance has not been
+  set on this response" for every ``error`` line, failing the whole batch.
+  The watch sends each error to its request in Inspect's batcher (the
+  batcher's in-flight batch, ``Batch.requests[custom_id].result_stream``), then
+  Inspect resolves the readable ones from the file.
 
 Every message names the batch, the request (its ``custom_id``) and the cause.
 Those samples end as errors; the run ends; a re-run resumes only them.
@@ -33,10 +38,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-# the status Inspect's OpenAI batcher gives a request whose line says ``error``
-# (``_parse_jsonl_line``): a 4xx Inspect neither retries nor reads as a refusal
-# (400 and 422 are read as the model's refusal or a too-long prompt)
-UNREAD_STATUS = 410
 _CUSTOM_ID = re.compile(rb'"custom_id"\s*:\s*"([^"]+)"')
 
 
@@ -87,9 +88,9 @@ def unfinished_cause(data: dict) -> str | None:
             + (f"; {done} request(s) had completed there (billed, results not read)" if done else ""))
 
 
-def _error_line(cid: str, message: str) -> bytes:
-    return json.dumps({"custom_id": cid, "response": None,
-                       "error": {"code": UNREAD_STATUS, "message": message}}).encode()
+class BatchResultError(RuntimeError):
+    """A request of a batch whose result cannot be read; the message names the batch, the request
+    and the cause. Not retried by Inspect (not a provider status error); a re-run resumes it."""
 
 
 def _body_problem(body: Any, endpoint: str) -> str | None:
@@ -114,6 +115,7 @@ class Unread:
     """One file's lines: what Inspect gets, and what the provider answered but nobody reads."""
 
     text: bytes = b""
+    errors: dict[str, str] = field(default_factory=dict)  # custom_id -> why its line cannot be read
     answered: int = 0  # lines holding a 200 response (readable or not), and lines cut short
     read: int = 0  # lines passed on as responses
     seen: set[str] = field(default_factory=set)  # the custom_ids this file answered, well or not
@@ -122,8 +124,8 @@ class Unread:
 
 def readable_results(content: bytes, name: str, batch: str, model: str, ids: list[str],
                      endpoint: str) -> Unread:
-    """An output or error file (``name``) of ``batch`` with every line Inspect cannot read made
-    an ``error`` line for its request (see module docstring); ``ids`` are the batch's requests."""
+    """An output or error file (``name``) of ``batch``: the lines Inspect can read, and why each
+    other request's line cannot be (see module docstring); ``ids`` are the batch's requests."""
     known = set(ids)
     out = Unread()
     lines = []
@@ -142,8 +144,7 @@ def readable_results(content: bytes, name: str, batch: str, model: str, ids: lis
             out.answered += 1
             if cid in known and cid not in out.seen:
                 out.seen.add(cid)
-                lines.append(_error_line(cid, f"{where}: request {cid}: the line is not valid JSON "
-                                              f"(cut short?): {e}"))
+                out.errors[cid] = f"{where}: request {cid}: the line is not valid JSON (cut short?): {e}"
             else:
                 out.unknown.append(cid or f"line {n}")
             continue
@@ -170,7 +171,7 @@ def readable_results(content: bytes, name: str, batch: str, model: str, ids: lis
         else:
             problem = _body_problem(response.get("body"), endpoint)
         if problem:
-            lines.append(_error_line(cid, f"{where}: request {cid}: {problem}"))
+            out.errors[cid] = f"{where}: request {cid}: {problem}"
         else:
             out.read += 1
             lines.append(raw)
@@ -178,9 +179,8 @@ def readable_results(content: bytes, name: str, batch: str, model: str, ids: lis
     return out
 
 
-def missing_lines(batch: str, model: str, missing: list[str], files: list[str]) -> bytes:
-    """An ``error`` line for each request no file of the batch answered."""
+def missing_errors(batch: str, model: str, missing: list[str], files: list[str]) -> dict[str, str]:
+    """Why each request no file of the batch answered has no result."""
     where = ", ".join(files) or "no file"
-    return b"".join(_error_line(cid, f"batch {batch} ({model}): request {cid}: the provider reports the batch "
-                                     f"completed but its result file ({where}) has no line for it") + b"\n"
-                    for cid in missing)
+    return {cid: f"batch {batch} ({model}): request {cid}: the provider reports the batch completed but its "
+                 f"result file ({where}) has no line for it" for cid in missing}

@@ -50,8 +50,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from conflict_eval.components.endpoint import redact, redact_url
-from conflict_eval.runs.batch_faults import (failed_batch, missing_lines, readable_results, unfinished_cause,
-                                             uploaded_ids)
+from conflict_eval.runs.batch_faults import (BatchResultError, failed_batch, missing_errors, readable_results,
+                                             unfinished_cause, uploaded_ids)
 
 FINISHED = frozenset({"completed", "failed", "expired", "cancelled"})
 CANCELLED = frozenset({"cancelling", "cancelled"})
@@ -146,6 +146,7 @@ class BatchWatch:
         self.refused: list[dict[str, Any]] = []  # batch creations the provider refused: model, status, message
         self.timeout, self.progress, self.say = timeout, progress, say or _say
         self._clients: set[int] = set()  # the HTTP clients already hooked
+        self._apis: dict[str, Any] = {}  # model name -> its provider object (whose batcher runs the batches)
         self._uploads: dict[str, list[str]] = {}  # uploaded input file id -> its requests' custom_ids
         self._said = 0.0  # when the waiting batches were last said
 
@@ -156,6 +157,7 @@ class BatchWatch:
         if not isinstance(hooks, dict) or "response" not in hooks or "request" not in hooks:
             self.unwatched.add(model_name)
             return False
+        self._apis.setdefault(model_name, model.api)
         if id(client) not in self._clients:
             self._clients.add(id(client))
             hooks["request"].append(_read_upload)
@@ -187,7 +189,7 @@ class BatchWatch:
         if not 200 <= response.status_code < 300:
             return
         if downloading:
-            return self._on_file(response, file_tail.split("/")[1])
+            return await self._on_file(response, file_tail.split("/")[1])
         if not isinstance(data, dict) or not isinstance(data.get("id"), str):
             return
         if uploading:
@@ -259,33 +261,64 @@ class BatchWatch:
         except (httpx.HTTPError, ValueError) as exc:
             batch.error = redact(f"{type(exc).__name__}: {exc}")
 
-    def _on_file(self, response, file_id: str) -> None:
-        """A result file of a watched batch, every line Inspect cannot read made an error for its
-        request; the last of the batch's files read also answers the requests no line answered."""
+    async def _on_file(self, response, file_id: str) -> None:
+        """A result file of a watched batch: Inspect gets its readable lines; every other request of
+        the batch (unreadable, or no line in any of its files, counted once the last file is read)
+        gets its error in Inspect's batcher (:func:`_send_errors`)."""
         with self._lock:
             batch = next((b for b in self.batches.values() if file_id in b.files), None)
         if batch is None or not batch.ids:
             return
         found = readable_results(response.content, file_id, batch.id, batch.model, batch.ids, batch.endpoint)
         batch.files[file_id] = found
-        text = found.text
-        if all(v is not None for v in batch.files.values()):
-            seen = set().union(*(v.seen for v in batch.files.values()))
-            missing = [cid for cid in batch.ids if cid not in seen]
-            text += missing_lines(batch.id, batch.model, missing, list(batch.files))
-            answered = sum(v.answered for v in batch.files.values())
-            read = sum(v.read for v in batch.files.values())
-            unread = max(batch.completed or 0, answered) - read
-            unknown = [u for v in batch.files.values() for u in v.unknown]
-            batch.unread = unread or None
-            if missing or unknown or unread:
-                batch.cause = (f"{len(missing)} request(s) without a line" if missing else "") + \
-                    (f"; line(s) of no request of the batch: {', '.join(unknown)}" if unknown else "")
-                self.say(f"batch {batch.id} ({batch.model}): {read} of {len(batch.ids)} result(s) readable"
-                         + (f"; {len(missing)} request(s) have no line in its result file(s)" if missing else "")
-                         + (f"; {len(unknown)} line(s) answer no request of the batch" if unknown else "")
-                         + (f"; {unread} answered (billed) but not read" if unread else ""))
-        _replace_body(response, text)
+        _replace_body(response, found.text)
+        if any(v is None for v in batch.files.values()):
+            return  # another file of the batch is still to come
+        files = list(batch.files.values())
+        seen = set().union(*(v.seen for v in files))
+        errors = {k: v for f in files for k, v in f.errors.items()}
+        missing = [cid for cid in batch.ids if cid not in seen]
+        errors.update(missing_errors(batch.id, batch.model, missing, list(batch.files)))
+        read = sum(f.read for f in files)
+        unread = max(batch.completed or 0, sum(f.answered for f in files)) - read
+        unknown = [u for f in files for u in f.unknown]
+        batch.unread = unread or None
+        if not (errors or unknown or unread):
+            return
+        batch.cause = "; ".join(x for x in (f"{len(errors)} request(s) without a readable result" if errors else "",
+                                            f"line(s) answering no request of the batch: {', '.join(unknown)}"
+                                            if unknown else "") if x)
+        self.say(f"batch {batch.id} ({batch.model}): {read} of {len(batch.ids)} result(s) readable"
+                 + (f"; {len(missing)} request(s) have no line in its result file(s)" if missing else "")
+                 + (f"; {len(errors) - len(missing)} line(s) cannot be read" if len(errors) > len(missing) else "")
+                 + (f"; {len(unknown)} line(s) answer no request of the batch" if unknown else "")
+                 + (f"; {unread} request(s) answered (billed) but not read" if unread else ""))
+        if errors and not await self._send_errors(batch, errors):
+            self.say(f"batch {batch.id} ({batch.model}): its batcher could not be reached; requests "
+                     f"{', '.join(errors)} may wait until the run's batch_timeout")
+
+    async def _send_errors(self, batch: SubmittedBatch, errors: dict[str, str]) -> bool:
+        """Each request of ``errors`` ends with its :class:`BatchResultError`: sent to the request's
+        result stream in Inspect's batcher (the provider's ``_completions_batcher`` or
+        ``_responses_batcher``, their in-flight ``Batch.requests``: inspect_ai 0.3.285 internals),
+        before Inspect resolves the rest of the batch from the file."""
+        api = self._apis.get(batch.model)
+        for name in ("_completions_batcher", "_responses_batcher"):
+            inflight = getattr(getattr(api, name, None), "_inflight_batches", None)
+            held = inflight.get(batch.id) if isinstance(inflight, dict) else None
+            if held is None:
+                continue
+            for cid, message in errors.items():
+                request = held.requests.get(cid)
+                if request is None:
+                    continue
+                request.submitted()
+                try:
+                    await request.result_stream.send(BatchResultError(message))
+                except Exception:  # noqa: BLE001 -- the sample is gone (cancelled): nobody to tell
+                    pass
+            return True
+        return False
 
     def running(self) -> list[SubmittedBatch]:
         with self._lock:
@@ -293,16 +326,34 @@ class BatchWatch:
 
     def record(self, cancelled: list[SubmittedBatch] | None = None,
                finished: list[SubmittedBatch] | None = None) -> dict[str, Any] | None:
-        """For the stop record: what was cancelled, finished first, and what still runs (with its command)."""
+        """For the stop record: what was cancelled, finished first, and what still runs (with its command);
+        ``unfinished``: the batches whose samples ended as errors (each with its ``cause`` and the
+        requests answered but ``unread``); ``refused``: the batch creations the provider refused."""
         cancelled, finished = cancelled or [], finished or []
         done = {b.id for b in cancelled + finished}
         still = [b for b in self.running() if b.id not in done]
-        if not (cancelled or finished or still or self.unwatched):
+        faulty = self.faulty()
+        if not (cancelled or finished or still or self.unwatched or faulty or self.refused):
             return None
         return {"cancelled": [b.public() for b in cancelled],
                 "finished_before_cancel": [b.public() for b in finished],
                 "still_running": [b.public(command=True) for b in still],
-                "unwatched_models": sorted(self.unwatched)}
+                "unwatched_models": sorted(self.unwatched),
+                **({"unfinished": [b.public() for b in faulty]} if faulty else {}),
+                **({"refused": list(self.refused)} if self.refused else {})}
+
+    def say_refused(self) -> None:
+        """One line per refused batch creation (model and status): the provider's status and what to do."""
+        said = set()
+        for r in self.refused:
+            if (r["model"], r["status"]) not in said:
+                said.add((r["model"], r["status"]))
+                self.say(refusal_line(r))
+
+    def faulty(self) -> list[SubmittedBatch]:
+        """The batches that gave (some of) their samples no result, or results nobody read."""
+        with self._lock:
+            return [b for b in self.batches.values() if b.cause or b.unread]
 
     def settle(self, log_dir: str | Path | None, signalled: bool,
                record: Callable[[dict[str, Any] | None], None] | None = None) -> dict[str, Any] | None:
@@ -312,10 +363,13 @@ class BatchWatch:
         requests are kept beside the logs (:func:`keep_unread`) and the record is written
         again with the outcome. Returns the outcome, ``None`` where there was nothing to do."""
         if record is not None:
-            record(self.record() if signalled else None)
-        if not (self.running() or (signalled and self.unwatched)):
+            record(self.record() if signalled or self.faulty() or self.refused else None)
+        if self.running() or (signalled and self.unwatched):
+            batches = self.stop()  # nobody will read these batches' results: cancel them at the provider
+        elif self.faulty() or self.refused:
+            batches = self.record()
+        else:
             return None
-        batches = self.stop()  # nobody will read these batches' results: cancel them at the provider
         if log_dir is not None:
             keep_unread(log_dir, batches)
         if record is not None:
@@ -415,19 +469,49 @@ def batch_lines(batches: dict[str, Any] | None) -> list[str]:
                    f"({sum(b.get('completed') or 0 for b in finished)} requests): billed, results not read, "
                    "not in the logs' cost")
     for b in batches.get("still_running") or []:
-        out.append(f"batch {b['id']} ({b['model']}) may still be running at the provider; cancel it: {b['cancel']}")
+        out.append(redact(f"batch {b['id']} ({b['model']}) may still be running at the provider; "
+                          f"cancel it: {b['cancel']}"))
+    for b in batches.get("unfinished") or []:
+        out.append(f"batch {b['id']} ({b['model']}): {b.get('cause') or 'results not all read'}"
+                   + (f"; {b['unread']} request(s) answered there (billed) but not read, not in the logs' cost"
+                      if b.get("unread") else "") + "; a re-run resumes its samples")
+    for r in batches.get("refused") or []:
+        out.append(refusal_line(r))
     if batches.get("unwatched_models"):
         out.append("batches of " + ", ".join(batches["unwatched_models"]) + " could not be seen, so were not "
                    "cancelled: check the provider's console")
     return out
 
 
+REFUSAL_ADVICE = {
+    429: "the provider's batch queue or rate limit is full: wait, then run the same command again (it resumes)",
+    404: "the endpoint has no Batches API for this model: check the base URL, or run it without batch",
+}
+
+
+def refusal_line(refused: dict[str, Any]) -> str:
+    """One line for a batch creation the provider refused (``BatchWatch.refused``): its status and what to do."""
+    status = refused.get("status")
+    advice = REFUSAL_ADVICE.get(status) or ("the provider's batch service failed: run the same command again later "
+                                            "(it resumes)" if isinstance(status, int) and status >= 500 else
+                                            "check the model's batch setting and the provider's console")
+    return redact(f"the provider refused to create a batch for {refused.get('model')}: HTTP {status} "
+                  f"({refused.get('message')}); {advice}")
+
+
 def billed_unread(batches: dict[str, Any] | None) -> int:
     """Requests the provider answered (and bills) in batches whose results the run never read."""
+    return sum(n for _, n in _unread_rows(batches))
+
+
+def _unread_rows(batches: dict[str, Any] | None) -> list[tuple[dict, int]]:
+    """``(batch, requests billed but unread)`` of a stop record: the requests a cancelled batch or one
+    finished before its cancel had completed, and those a batch that could not finish left ``unread``."""
     if not batches:
-        return 0
-    return sum(b.get("completed") or 0 for key in ("cancelled", "finished_before_cancel")
-               for b in batches.get(key) or [])
+        return []
+    rows = [(b, b.get("completed") or 0) for key in ("cancelled", "finished_before_cancel")
+            for b in batches.get(key) or []]
+    return [(b, n) for b, n in rows + [(b, b.get("unread") or 0) for b in batches.get("unfinished") or []] if n]
 
 
 def keep_unread(log_dir: str | Path, batches: dict[str, Any] | None) -> Path | None:
@@ -443,8 +527,7 @@ def keep_unread(log_dir: str | Path, batches: dict[str, Any] | None) -> Path | N
 
     path = Path(log_dir) / UNREAD_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    rows = [{"id": b["id"], "model": b["model"], "completed": b.get("completed") or 0}
-            for key in ("cancelled", "finished_before_cancel") for b in batches.get(key) or [] if b.get("completed")]
+    rows = [{"id": b["id"], "model": b["model"], "completed": n} for b, n in _unread_rows(batches)]
     line = {"at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "requests_billed_unread": n, "batches": rows}
     with path.open("a", encoding="utf-8") as f:
