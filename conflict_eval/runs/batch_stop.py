@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 import threading
 import time
@@ -68,7 +69,7 @@ _DROP_HEADERS = {"content-length", "content-type", "host", "transfer-encoding", 
 class SubmittedBatch:
     id: str
     model: str
-    url: str  # the batch's own URL (``.../batches/{id}``, query kept; printed only through redact_url)
+    url: str  # the batch's own URL (``.../batches/{id}``; printed only through redact_url)
     status: str
     requests: int | None = None  # request_counts.total, once the provider reports it
     completed: int | None = None  # request_counts.completed
@@ -76,20 +77,22 @@ class SubmittedBatch:
     unread: int | None = None  # answered (billed) by the provider, not read by Inspect (runs.batch_faults)
     cause: str | None = None  # why it will give no (or not every) result: its samples' errors say so
     headers: dict[str, str] = field(default_factory=dict, repr=False)  # never written anywhere
+    query: str = field(default="", repr=False)  # the query after the batch's URL (never written; redacted)
     ids: list[str] = field(default_factory=list, repr=False)  # its requests' custom_ids, in upload order
     endpoint: str = field(default="/v1/chat/completions", repr=False)
     created: float = field(default_factory=time.time, repr=False)
     files: dict[str, Any] = field(default_factory=dict, repr=False)  # result file id -> Unread (or None)
 
     def cancel_url(self) -> str:
-        base, _, query = self.url.partition("?")
-        return f"{base.rstrip('/')}/cancel" + (f"?{query}" if query else "")
+        return f"{self.url.rstrip('/')}/cancel" + (f"?{self.query}" if self.query else "")
 
     def cancel_command(self) -> str:
         """The command that cancels it, its URL redacted (:func:`~conflict_eval.components.endpoint.redact_url`:
         no user info, a secret query parameter's value ``REDACTED``)."""
         provider = self.model.split("/", 1)[0].upper().replace("-", "_")
-        return (f"curl -X POST '{redact_url(self.cancel_url())}' "
+        head, route, query = self.url.rpartition(f"batches/{self.id}")[0], f"batches/{self.id}/cancel", self.query
+        url = redact_url(head) + route + (f"?{redact_url('http://h/?' + query).partition('?')[2]}" if query else "")
+        return (f"curl -X POST '{url}' "
                 f"-H \"Authorization: Bearer ${provider}_API_KEY\"")
 
     def public(self, *, command: bool = False) -> dict[str, Any]:
@@ -136,7 +139,8 @@ class BatchWatch:
 
     ``timeout``: seconds a batch may stay unfinished at the provider before it is cancelled
     there and its samples end as errors (the suite's ``batch_timeout``); ``progress``: seconds
-    between the lines saying each waiting batch's age and counts; ``say``: where they go."""
+    between the lines saying each waiting batch's age and counts (at most a quarter of
+    ``timeout``); ``say``: where they go (stderr, every URL redacted)."""
 
     def __init__(self, timeout: float = BATCH_TIMEOUT, progress: float = PROGRESS_EVERY,
                  say: Callable[[str], None] | None = None):
@@ -144,7 +148,8 @@ class BatchWatch:
         self.batches: dict[str, SubmittedBatch] = {}
         self.unwatched: set[str] = set()  # batched models whose batches cannot be seen
         self.refused: list[dict[str, Any]] = []  # batch creations the provider refused: model, status, message
-        self.timeout, self.progress, self.say = timeout, progress, say or _say
+        # at least four lines before a batch times out
+        self.timeout, self.progress, self.say = timeout, min(progress, timeout / 4), say or _say
         self._clients: set[int] = set()  # the HTTP clients already hooked
         self._apis: dict[str, Any] = {}  # model name -> its provider object (whose batcher runs the batches)
         self._uploads: dict[str, list[str]] = {}  # uploaded input file id -> its requests' custom_ids
@@ -166,13 +171,11 @@ class BatchWatch:
 
     async def _on_response(self, model_name: str, response) -> None:
         request = response.request
-        path = request.url.path.rstrip("/")
-        _, found, tail = path.rpartition("/batches")
-        creating = bool(found) and request.method == "POST" and tail == ""
-        polling = bool(found) and request.method == "GET" and tail.count("/") == 1 and len(tail) > 1
-        _, in_files, file_tail = path.rpartition("/files")
-        uploading = bool(in_files) and request.method == "POST" and file_tail == ""
-        downloading = bool(in_files) and request.method == "GET" and file_tail.endswith("/content")
+        route = _route(request.url) or ""
+        post, get = request.method == "POST", request.method == "GET"
+        creating, polling = post and route == "batches", get and _POLL.fullmatch(route) is not None
+        uploading, download = post and route == "files", _DOWNLOAD.fullmatch(route) if get else None
+        downloading = download is not None
         if not (creating or polling or uploading or downloading):
             return
         try:
@@ -180,7 +183,7 @@ class BatchWatch:
             data = response.json() if not downloading else None
         except Exception:  # noqa: BLE001 -- not a JSON answer: nothing to note
             data = None
-        if creating and not 200 <= response.status_code < 300:
+        if (creating or uploading) and not 200 <= response.status_code < 300:
             message = ((data or {}).get("error") or {}).get("message") if isinstance(data, dict) else None
             with self._lock:
                 self.refused.append({"model": model_name, "status": response.status_code,
@@ -189,7 +192,7 @@ class BatchWatch:
         if not 200 <= response.status_code < 300:
             return
         if downloading:
-            return await self._on_file(response, file_tail.split("/")[1])
+            return await self._on_file(response, download.group(1))
         if not isinstance(data, dict) or not isinstance(data.get("id"), str):
             return
         if uploading:
@@ -200,12 +203,11 @@ class BatchWatch:
         with self._lock:
             batch = self.batches.get(data["id"])
             if batch is None:  # created, or first polled (Together creates its batches with another client)
-                base, _, query = str(request.url).partition("?")
-                url = (f"{base.rstrip('/')}/{data['id']}" if creating else base) + (f"?{query}" if query else "")
+                url, query = _batch_url(str(request.url), route, data["id"])
                 headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_HEADERS
                            and not k.lower().startswith("x-stainless")}
                 batch = self.batches[data["id"]] = SubmittedBatch(
-                    data["id"], model_name, url, "validating", headers=headers,
+                    data["id"], model_name, url, "validating", query=query, headers=headers,
                     ids=self._uploads.pop(str(data.get("input_file_id")), []),
                     endpoint=str(data.get("endpoint") or "/v1/chat/completions"),
                     created=float(data.get("created_at") or time.time()))
@@ -342,6 +344,10 @@ class BatchWatch:
                 **({"unfinished": [b.public() for b in faulty]} if faulty else {}),
                 **({"refused": list(self.refused)} if self.refused else {})}
 
+    def watching(self) -> bool:
+        """Whether any model's batches are watched."""
+        return bool(self._clients)
+
     def say_refused(self) -> None:
         """One line per refused batch creation (model and status): the provider's status and what to do."""
         said = set()
@@ -444,11 +450,37 @@ class BatchWatch:
                 + (f"; {redact(b.error)}" if b.error else "") + f"): {b.cancel_command()}")
 
 
+_ROUTE = re.compile(r"(batches(?:/[^/?]+(?:/cancel)?)?|files(?:/[^/?]+/content)?)/?$")
+_POLL = re.compile(r"batches/[^/?]+")
+_DOWNLOAD = re.compile(r"files/([^/?]+)/content")
+
+
+def _route(url) -> str | None:
+    """The Batches or Files API route at the end of a request URL (``batches``, ``batches/ID``,
+    ``files``, ``files/ID/content``...), or ``None``. A base URL with a query
+    (``.../v1?key=K``) puts the route after the query: the OpenAI client appends it to the raw
+    path (``/v1/?key=Kbatches``), so the query is searched where the path holds no route."""
+    path = url.path
+    query = url.query.decode() if isinstance(url.query, bytes) else str(url.query or "")
+    for text in (path, f"{path}?{query}" if query else None):
+        found = _ROUTE.search(text) if text else None
+        if found:
+            return found.group(1)
+    return None
+
+
+def _batch_url(raw: str, route: str, batch_id: str) -> tuple[str, str]:
+    """``(url, query)`` of a batch from the URL of its creation (``route`` ``batches``) or of a
+    poll (``batches/ID``): the route kept where the client put it, a query after it apart."""
+    head, _, tail = raw.rpartition(route)
+    _, _, query = tail.partition("?")
+    return f"{head}batches/{batch_id}", query
+
+
 async def _read_upload(request) -> None:
     """Read a batch input file's upload before it is sent (httpx's ``Request.aread`` keeps the
     body to send), so the watch learns its requests' ``custom_id``s from the response."""
-    path = request.url.path.rstrip("/")
-    if request.method == "POST" and path.endswith("/files"):
+    if request.method == "POST" and _route(request.url) == "files":
         await request.aread()
 
 

@@ -219,6 +219,8 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
     logs: list = []
     batch, reserve = cells_batch_budget(cells) if budget is not None else ({}, {})
     watch = watch_batches(cells, suite.batch_timeout)
+    if watch.watching():  # a batch's answered requests are paid: one sample's error cancels none of the others
+        options.setdefault("continue_on_fail", True)
     refused = False
     with SigtermAsSigint() as term, budget_guard(budget, out_dir, prices, batch=batch, reserve=reserve) as guard, \
             inspect_verdict_muted():
