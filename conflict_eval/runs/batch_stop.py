@@ -80,7 +80,7 @@ class SubmittedBatch:
     query: str = field(default="", repr=False)  # the query after the batch's URL (never written; redacted)
     ids: list[str] = field(default_factory=list, repr=False)  # its requests' custom_ids, in upload order
     endpoint: str = field(default="/v1/chat/completions", repr=False)
-    created: float = field(default_factory=time.time, repr=False)
+    created: float = field(default_factory=time.time, repr=False)  # first seen (the provider's created_at is whole seconds)
     files: dict[str, Any] = field(default_factory=dict, repr=False)  # result file id -> Unread (or None)
 
     def cancel_url(self) -> str:
@@ -209,8 +209,7 @@ class BatchWatch:
                 batch = self.batches[data["id"]] = SubmittedBatch(
                     data["id"], model_name, url, "validating", query=query, headers=headers,
                     ids=self._uploads.pop(str(data.get("input_file_id")), []),
-                    endpoint=str(data.get("endpoint") or "/v1/chat/completions"),
-                    created=float(data.get("created_at") or time.time()))
+                    endpoint=str(data.get("endpoint") or "/v1/chat/completions"))
             batch.status = str(data.get("status") or batch.status).lower()
             batch.requests = total or batch.requests
             batch.completed = completed if completed is not None else batch.completed
