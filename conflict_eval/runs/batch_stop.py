@@ -12,8 +12,23 @@ invasive way there is: a response event hook on the model's HTTP client
 OpenAI-compatible providers; Inspect installs its own hooks on the same
 client the same way). It reads only the Batch objects the Batches API returns
 (``POST .../batches`` when a batch is created, ``GET .../batches/{id}`` each
-time Inspect polls it): the batch ID, its status and ``request_counts``. It
-changes no request and no response.
+time Inspect polls it): the batch ID, its status and ``request_counts``; the
+upload of a batch's input file (``POST .../files``, read before it is sent
+with httpx's ``Request.aread``) for its requests' ``custom_id``\ s; and the
+download of its result files (``GET .../files/{id}/content``).
+
+A batch that cannot finish ends (:mod:`conflict_eval.runs.batch_faults`):
+the answer of a poll that reports it ``cancelled``, ``expired`` or ``failed``
+without results, or of one past ``timeout`` (the suite's ``batch_timeout``;
+the batch is cancelled at the provider first), is handed to Inspect as a
+failed batch with one error per request; a result file is handed on with its
+readable lines only, and each other request gets its error in Inspect's
+batcher. Those are the only answers it changes (the body of a read httpx
+response, ``_content``); what the provider answered but nobody read is counted
+(``unread``). While a batch waits, its age and counts are said every
+``progress`` seconds. A batch creation the provider refuses (429, 5xx, 404) is
+noted (``refused``) for one clear line. Every URL it prints or stores goes
+through :func:`conflict_eval.components.endpoint.redact_url`.
 
 :meth:`BatchWatch.stop` is called once ``eval``/``eval_set`` has returned:
 every batch last seen not finished is cancelled at the provider
