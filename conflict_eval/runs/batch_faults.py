@@ -38,6 +38,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from conflict_eval.components.endpoint import redact
+
 _CUSTOM_ID = re.compile(rb'"custom_id"\s*:\s*"([^"]+)"')
 
 
@@ -184,3 +186,53 @@ def missing_errors(batch: str, model: str, missing: list[str], files: list[str])
     where = ", ".join(files) or "no file"
     return {cid: f"batch {batch} ({model}): request {cid}: the provider reports the batch completed but its "
                  f"result file ({where}) has no line for it" for cid in missing}
+
+
+_ROUTE = re.compile(r"(batches(?:/[^/?]+(?:/cancel)?)?|files(?:/[^/?]+/content)?)/?$")
+POLL_ROUTE = re.compile(r"batches/[^/?]+")
+DOWNLOAD_ROUTE = re.compile(r"files/([^/?]+)/content")
+
+
+def api_route(url) -> str | None:
+    """The Batches or Files API route at the end of a request URL (``batches``, ``batches/ID``,
+    ``files``, ``files/ID/content``...), or ``None``. A base URL with a query
+    (``.../v1?key=K``) puts the route after the query: the OpenAI client appends it to the raw
+    path (``/v1/?key=Kbatches``), so the query is searched where the path holds no route."""
+    path = url.path
+    query = url.query.decode() if isinstance(url.query, bytes) else str(url.query or "")
+    for text in (path, f"{path}?{query}" if query else None):
+        found = _ROUTE.search(text) if text else None
+        if found:
+            return found.group(1)
+    return None
+
+
+def batch_url(raw: str, route: str, batch_id: str) -> tuple[str, str]:
+    """``(url, query)`` of a batch from the URL of its creation (``route`` ``batches``) or of a
+    poll (``batches/ID``): the route kept where the client put it, a query after it apart."""
+    head, _, tail = raw.rpartition(route)
+    _, _, query = tail.partition("?")
+    return f"{head}batches/{batch_id}", query
+
+
+async def read_upload(request) -> None:
+    """Read a batch input file's upload before it is sent (httpx's ``Request.aread`` keeps the
+    body to send), so the watch learns its requests' ``custom_id``s from the response."""
+    if request.method == "POST" and api_route(request.url) == "files":
+        await request.aread()
+
+
+REFUSAL_ADVICE = {
+    429: "the provider's batch queue or rate limit is full: wait, then run the same command again (it resumes)",
+    404: "the endpoint has no Batches API for this model: check the base URL, or run it without batch",
+}
+
+
+def refusal_line(refused: dict[str, Any]) -> str:
+    """One line for a batch creation the provider refused (``BatchWatch.refused``): its status and what to do."""
+    status = refused.get("status")
+    advice = REFUSAL_ADVICE.get(status) or ("the provider's batch service failed: run the same command again later "
+                                            "(it resumes)" if isinstance(status, int) and status >= 500 else
+                                            "check the model's batch setting and the provider's console")
+    return redact(f"the provider refused to create a batch for {refused.get('model')}: HTTP {status} "
+                  f"({refused.get('message')}); {advice}")

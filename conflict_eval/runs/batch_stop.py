@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import sys
 import threading
 import time
@@ -66,7 +65,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from conflict_eval.components.endpoint import redact, redact_url
-from conflict_eval.runs.batch_faults import (BatchResultError, failed_batch, missing_errors, readable_results,
+from conflict_eval.runs.batch_faults import (DOWNLOAD_ROUTE, POLL_ROUTE, BatchResultError, api_route, batch_url, failed_batch,
+                                             missing_errors, readable_results, read_upload, refusal_line,
                                              unfinished_cause, uploaded_ids)
 
 FINISHED = frozenset({"completed", "failed", "expired", "cancelled"})
@@ -180,16 +180,16 @@ class BatchWatch:
         self._apis.setdefault(model_name, model.api)
         if id(client) not in self._clients:
             self._clients.add(id(client))
-            hooks["request"].append(_read_upload)
+            hooks["request"].append(read_upload)
             hooks["response"].append(functools.partial(self._on_response, model_name))
         return True
 
     async def _on_response(self, model_name: str, response) -> None:
         request = response.request
-        route = _route(request.url) or ""
+        route = api_route(request.url) or ""
         post, get = request.method == "POST", request.method == "GET"
-        creating, polling = post and route == "batches", get and _POLL.fullmatch(route) is not None
-        uploading, download = post and route == "files", _DOWNLOAD.fullmatch(route) if get else None
+        creating, polling = post and route == "batches", get and POLL_ROUTE.fullmatch(route) is not None
+        uploading, download = post and route == "files", DOWNLOAD_ROUTE.fullmatch(route) if get else None
         downloading = download is not None
         if not (creating or polling or uploading or downloading):
             return
@@ -218,7 +218,7 @@ class BatchWatch:
         with self._lock:
             batch = self.batches.get(data["id"])
             if batch is None:  # created, or first polled (Together creates its batches with another client)
-                url, query = _batch_url(str(request.url), route, data["id"])
+                url, query = batch_url(str(request.url), route, data["id"])
                 headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_HEADERS
                            and not k.lower().startswith("x-stainless")}
                 batch = self.batches[data["id"]] = SubmittedBatch(
@@ -464,40 +464,6 @@ class BatchWatch:
                 + (f"; {redact(b.error)}" if b.error else "") + f"): {b.cancel_command()}")
 
 
-_ROUTE = re.compile(r"(batches(?:/[^/?]+(?:/cancel)?)?|files(?:/[^/?]+/content)?)/?$")
-_POLL = re.compile(r"batches/[^/?]+")
-_DOWNLOAD = re.compile(r"files/([^/?]+)/content")
-
-
-def _route(url) -> str | None:
-    """The Batches or Files API route at the end of a request URL (``batches``, ``batches/ID``,
-    ``files``, ``files/ID/content``...), or ``None``. A base URL with a query
-    (``.../v1?key=K``) puts the route after the query: the OpenAI client appends it to the raw
-    path (``/v1/?key=Kbatches``), so the query is searched where the path holds no route."""
-    path = url.path
-    query = url.query.decode() if isinstance(url.query, bytes) else str(url.query or "")
-    for text in (path, f"{path}?{query}" if query else None):
-        found = _ROUTE.search(text) if text else None
-        if found:
-            return found.group(1)
-    return None
-
-
-def _batch_url(raw: str, route: str, batch_id: str) -> tuple[str, str]:
-    """``(url, query)`` of a batch from the URL of its creation (``route`` ``batches``) or of a
-    poll (``batches/ID``): the route kept where the client put it, a query after it apart."""
-    head, _, tail = raw.rpartition(route)
-    _, _, query = tail.partition("?")
-    return f"{head}batches/{batch_id}", query
-
-
-async def _read_upload(request) -> None:
-    """Read a batch input file's upload before it is sent (httpx's ``Request.aread`` keeps the
-    body to send), so the watch learns its requests' ``custom_id``s from the response."""
-    if request.method == "POST" and _route(request.url) == "files":
-        await request.aread()
-
-
 def batch_lines(batches: dict[str, Any] | None) -> list[str]:
     """The stop record's ``batches`` for ``suite status``: what was cancelled, what the provider
     had already answered (billed, results not read, so not in the logs' cost), what may still run."""
@@ -527,22 +493,6 @@ def batch_lines(batches: dict[str, Any] | None) -> list[str]:
         out.append("batches of " + ", ".join(batches["unwatched_models"]) + " could not be seen, so were not "
                    "cancelled: check the provider's console")
     return out
-
-
-REFUSAL_ADVICE = {
-    429: "the provider's batch queue or rate limit is full: wait, then run the same command again (it resumes)",
-    404: "the endpoint has no Batches API for this model: check the base URL, or run it without batch",
-}
-
-
-def refusal_line(refused: dict[str, Any]) -> str:
-    """One line for a batch creation the provider refused (``BatchWatch.refused``): its status and what to do."""
-    status = refused.get("status")
-    advice = REFUSAL_ADVICE.get(status) or ("the provider's batch service failed: run the same command again later "
-                                            "(it resumes)" if isinstance(status, int) and status >= 500 else
-                                            "check the model's batch setting and the provider's console")
-    return redact(f"the provider refused to create a batch for {refused.get('model')}: HTTP {status} "
-                  f"({refused.get('message')}); {advice}")
 
 
 def billed_unread(batches: dict[str, Any] | None) -> int:
