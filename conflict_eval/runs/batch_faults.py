@@ -61,13 +61,16 @@ def uploaded_ids(content: bytes) -> list[str]:
 
 
 def failed_batch(data: dict, ids: list[str], model: str, cause: str) -> dict:
-    """``data`` (a Batch object) as a ``failed`` batch with one error per request naming the
-    batch, the request and ``cause``; where the requests are not known, one error saying so."""
+    """``data`` (a Batch object) as a ``failed`` batch with one error per request, in upload order,
+    naming the batch, the request and ``cause``; where the uploads were not seen (a batch created
+    by another client), the requests are numbered from ``request_counts.total``."""
+    total = (data.get("request_counts") or {}).get("total") or 0
+    names = ids or [f"{n} of {total} (its custom_id was not seen)" for n in range(1, total + 1)]
     out = dict(data)
     out["status"] = "failed"
     out["output_file_id"] = out["error_file_id"] = None
     errors = [{"code": "conflict_eval_unfinished", "line": n, "param": None,
-               "message": f"batch {data['id']} ({model}): request {cid}: {cause}"} for n, cid in enumerate(ids, 1)]
+               "message": f"batch {data['id']} ({model}): request {name}: {cause}"} for n, name in enumerate(names, 1)]
     if not errors:  # Inspect then fails every request with one generic error; say ours instead
         errors = [{"code": "conflict_eval_unfinished", "line": None, "param": None,
                    "message": f"batch {data['id']} ({model}): {cause}"}]

@@ -283,6 +283,9 @@ class BatchWatch:
         gets its error in Inspect's batcher (:func:`_send_errors`)."""
         with self._lock:
             batch = next((b for b in self.batches.values() if file_id in b.files), None)
+        if batch is not None and not batch.ids:  # created by another client: Inspect's batcher knows them
+            held = self._held(batch)
+            batch.ids = list(held.requests) if held is not None else []
         if batch is None or not batch.ids:
             return
         found = readable_results(response.content, file_id, batch.id, batch.model, batch.ids, batch.endpoint)
@@ -318,23 +321,30 @@ class BatchWatch:
         result stream in Inspect's batcher (the provider's ``_completions_batcher`` or
         ``_responses_batcher``, their in-flight ``Batch.requests``: inspect_ai 0.3.285 internals),
         before Inspect resolves the rest of the batch from the file."""
+        held = self._held(batch)
+        if held is None:
+            return False
+        for cid, message in errors.items():
+            request = held.requests.get(cid)
+            if request is None:
+                continue
+            request.submitted()
+            try:
+                await request.result_stream.send(BatchResultError(message))
+            except Exception:  # noqa: BLE001 -- the sample is gone (cancelled): nobody to tell
+                pass
+        return True
+
+    def _held(self, batch: SubmittedBatch) -> Any:
+        """Inspect's in-flight ``Batch`` (``requests``: custom_id -> ``BatchRequest``) of ``batch``, in
+        its provider's ``_completions_batcher`` or ``_responses_batcher``; ``None`` if not found."""
         api = self._apis.get(batch.model)
         for name in ("_completions_batcher", "_responses_batcher"):
             inflight = getattr(getattr(api, name, None), "_inflight_batches", None)
             held = inflight.get(batch.id) if isinstance(inflight, dict) else None
-            if held is None:
-                continue
-            for cid, message in errors.items():
-                request = held.requests.get(cid)
-                if request is None:
-                    continue
-                request.submitted()
-                try:
-                    await request.result_stream.send(BatchResultError(message))
-                except Exception:  # noqa: BLE001 -- the sample is gone (cancelled): nobody to tell
-                    pass
-            return True
-        return False
+            if held is not None:
+                return held
+        return None
 
     def running(self) -> list[SubmittedBatch]:
         with self._lock:
