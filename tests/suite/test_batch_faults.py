@@ -245,3 +245,30 @@ def test_a_failed_cancel_prints_and_stores_no_secret_of_the_base_url(tmp_path, m
         assert "pw@" not in text and ":pw" not in text and key not in text
     assert command in out.err and command in status.out and json.dumps(command)[1:-1] in stop
     assert "HTTP 500: simulated cancel failure (500)" in out.err
+
+
+def test_readable_results_by_hand():
+    """One file by hand: what passes to Inspect, each other request's cause, and the count of
+    answered lines (a 200 response, or a line cut short) against those read."""
+    from conflict_eval.runs.batch_faults import missing_errors, readable_results
+
+    body = {"id": "c1", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "A"}}]}
+    ok = json.dumps({"custom_id": "a", "response": {"status_code": 200, "body": body}, "error": None})
+    lines = [ok,  # read
+             ok,  # "a" again: a second answer to one request is not read
+             json.dumps({"custom_id": "b", "response": {"status_code": 200, "body": {"id": "x"}}}),  # bad body
+             ok.replace('"a"', '"c"')[:40],  # cut short; its custom_id is still legible
+             ok.replace('"a"', '"zz"'),  # no request of the batch
+             json.dumps({"custom_id": "d", "response": {"status_code": 429, "body": {"error": {"message": "slow"}}}})]
+    got = readable_results("\n".join(lines).encode(), "file-1", "batch_1", "openai/m", ["a", "b", "c", "d", "e"],
+                           "/v1/chat/completions")
+    assert got.text == (ok + "\n").encode() and got.read == 1
+    assert got.answered == 5 and got.seen == {"a", "b", "c", "d"} and got.unknown == ["a", "zz"]
+    where = "batch batch_1 (openai/m): line {} of file file-1: request {}: "
+    assert got.errors["b"].startswith(where.format(3, "b") + "the response body does not parse (")
+    assert got.errors["c"].startswith(where.format(4, "c") + "the line is not valid JSON (cut short?): ")
+    assert got.errors["d"] == where.format(6, "d") + "the provider answered HTTP 429: slow"
+    assert missing_errors("batch_1", "openai/m", ["e"], ["file-1"]) == {
+        "e": "batch batch_1 (openai/m): request e: the provider reports the batch completed but its result file "
+             "(file-1) has no line for it"}
