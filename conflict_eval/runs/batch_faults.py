@@ -69,8 +69,13 @@ def failed_batch(data: dict, ids: list[str], model: str, cause: str) -> dict:
     out = dict(data)
     out["status"] = "failed"
     out["output_file_id"] = out["error_file_id"] = None
+    # a rejected batch's own error per request (OpenAI's errors.data, in request order) where it gives one each
+    own = [e for e in ((data.get("errors") or {}).get("data") or []) if isinstance(e, dict)]
+    causes = ([f"the provider reports the batch {data.get('status')}: [{e.get('code')}] {e.get('message')}"
+               for e in own] if own and len(own) == len(names) else [cause] * len(names))
     errors = [{"code": "conflict_eval_unfinished", "line": n, "param": None,
-               "message": f"batch {data['id']} ({model}): request {name}: {cause}"} for n, name in enumerate(names, 1)]
+               "message": f"batch {data['id']} ({model}): request {name}: {why}"}
+              for n, (name, why) in enumerate(zip(names, causes), 1)]
     if not errors:  # Inspect then fails every request with one generic error; say ours instead
         errors = [{"code": "conflict_eval_unfinished", "line": None, "param": None,
                    "message": f"batch {data['id']} ({model}): {cause}"}]
