@@ -24,6 +24,19 @@ path test, counter, handler method): a new endpoint is a line and a method.
   requests not run within the completion window), or ``"expired-no-file"``
   (expired with neither file). ``fail_after``: only batches created after this many.
   ``usage`` holds ``(in, out)`` per answered batched request.
+* ``fault``: a fault of a batch provider (:data:`FAULTS`), injected into the batches
+  created after ``fail_after``: ``"missing"`` (the output file lacks its last 2
+  lines; the provider still counts them completed), ``"unknown-id"`` (line 1 carries
+  a custom_id no request had), ``"cancelled"`` (cancelled in the provider's console:
+  no file), ``"cut"`` (lines 1 and 2 cut in half), ``"line-500"`` (line 1 is an HTTP
+  500 response), ``"error-object"`` (line 1 is an ``error`` object, no response),
+  ``"create-429"``, ``"create-500"``, ``"create-404"`` (batch creation refused with
+  that status), ``"stuck"`` (in progress for ever), ``"mixed"`` (line 1 cut in half,
+  line 2 an HTTP 500, line 3 an ``error`` object, line 4 with an unknown custom_id,
+  line 5 lost, the rest answered: every output-file fault in one batch). A mapping gives each model (the
+  ``model`` of its requests) its own fault. ``usage`` counts every request the provider
+  answered (bills), lines cut short or lost from the file included.
+* ``cancel_status``: a status other than 200 refuses every cancel with it.
 * Bounded: it shuts itself down after ``lifetime`` seconds.
 
 ``with OpenAIServer() as srv: srv.url`` -> ``http://127.0.0.1:PORT/v1``.
@@ -32,6 +45,7 @@ path test, counter, handler method): a new endpoint is a line and a method.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import uuid
@@ -94,9 +108,12 @@ def _last_prompt(body: dict) -> str:
 
 class OpenAIServer:
     def __init__(self, reply: Callable[[str], str] | str = "A</a>", *, delay: float = 0.2, fail: str | None = None,
-                 fail_after: int = 0, lifetime: float = 300.0, empty: Callable[[int, str], bool] | None = None):
+                 fail_after: int = 0, lifetime: float = 300.0, empty: Callable[[int, str], bool] | None = None,
+                 fault: str | dict[str, str] | None = None):
+        assert all(f in FAULTS for f in (fault.values() if isinstance(fault, dict) else [fault] if fault else [])), fault
         self.reply = reply if callable(reply) else (lambda prompt, text=reply: text)
         self.delay, self.fail, self.fail_after, self.lifetime = delay, fail, fail_after, lifetime
+        self.fault = fault
         self.empty = empty
         self.seen: list[dict] = []  # every live call: {"path", "body", "auth"}
         self.prompts: list[str] = []  # the prompt of every live call, in order
@@ -106,6 +123,8 @@ class OpenAIServer:
         self.batches: dict[str, dict] = {}
         self.counts: Counter = Counter()
         self.usage: list[dict] = []  # one entry per answered batched request
+        self.answered: Counter = Counter()  # batch id -> requests answered (billed), readable or not
+        self.cancel_status = 200  # what a cancel gets: another status refuses it
         self.custom_ids: list[str] = []
         self.live: list[tuple[str, dict]] = []  # (path, body) of every live call
         self.lock = threading.Lock()
@@ -127,7 +146,7 @@ class OpenAIServer:
                 return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
             def _route(self, method: str):
-                path = self.path.split("?")[0].rstrip("/")
+                path = _api_path(self.path)
                 body = self._body() if method == "POST" else b""
                 for verb, test, counter, handle in ROUTES:
                     if verb == method and test(path, self.path):
@@ -159,11 +178,30 @@ class OpenAIServer:
         return 200, {"id": fid, "object": "file", "bytes": len(content), "created_at": int(time.time()),
                      "filename": "batch.jsonl", "purpose": "batch", "status": "processed"}
 
+    def _fault(self, lines: list[dict]) -> str | None:
+        """The fault of a batch of these requests (None before ``fail_after`` batches)."""
+        if len(self.batches) < self.fail_after or not self.fault:
+            return None
+        if isinstance(self.fault, str):
+            return self.fault
+        return self.fault.get(lines[0]["body"].get("model")) if lines else None
+
     def _batches_create(self, req, path: str, body: bytes):
-        return 200, self._create(json.loads(body))
+        request = json.loads(body)
+        with self.lock:
+            fault = self._fault(self._lines(request))
+        if fault and fault.startswith("create-"):
+            code = int(fault.removeprefix("create-"))
+            return code, {"error": {"message": f"simulated refusal ({code})", "type": "server_error", "code": None}}
+        return 200, self._create(request)
+
+    def _lines(self, req: dict) -> list[dict]:
+        return [json.loads(x) for x in self.files[req["input_file_id"]].decode().splitlines() if x.strip()]
 
     def _batches_cancel(self, req, path: str, body: bytes):
         bid = path.split("/")[-2]
+        if self.cancel_status != 200:
+            return self.cancel_status, {"error": {"message": f"simulated cancel failure ({self.cancel_status})"}}
         with self.lock:
             b = self.batches.get(bid)
             if b is None:
@@ -210,12 +248,13 @@ class OpenAIServer:
     def _create(self, req: dict) -> dict:
         bid = f"batch_{uuid.uuid4().hex[:12]}"
         with self.lock:
-            lines = [json.loads(x) for x in self.files[req["input_file_id"]].decode().splitlines() if x.strip()]
+            lines = self._lines(req)
             n = len(self.batches)
             b = {"id": bid, "object": "batch", "endpoint": req.get("endpoint", "/v1/chat/completions"),
                  "input_file_id": req["input_file_id"], "completion_window": req.get("completion_window", "24h"),
                  "status": "validating", "created_at": int(time.time()), "started": time.monotonic(),
                  "lines": lines, "fail": self.fail if n >= self.fail_after else None,
+                 "fault": self._fault(lines),
                  "request_counts": {"total": len(lines), "completed": 0, "failed": 0}}
             self.batches[bid] = b
             return self._public(b)
@@ -224,7 +263,7 @@ class OpenAIServer:
         """Move a batch on by the clock (called under the lock)."""
         if b["status"] in ("completed", "failed", "expired", "cancelled"):
             return
-        if time.monotonic() - b["started"] < self.delay:
+        if time.monotonic() - b["started"] < self.delay or b["fault"] == "stuck":
             b["status"] = "in_progress"
             return
         if b["fail"] == "failed":
@@ -246,24 +285,50 @@ class OpenAIServer:
                 self.files[fid] = ("\n".join(json.dumps(x) for x in errors) + "\n").encode()
                 b["error_file_id"] = fid
             return
-        out = []
-        for line in b["lines"]:
+        fault = b["fault"]
+        if fault == "cancelled":  # someone cancelled it in the provider's console before any request ran
+            b["status"] = "cancelled"
+            b["request_counts"] = {"total": len(b["lines"]), "completed": 0, "failed": 0}
+            return
+        out, failed = [], 0
+        for i, line in enumerate(b["lines"]):
             body = line["body"]
+            bad = {"line-500": {0: "500"}, "error-object": {0: "object"},
+                   "mixed": {1: "500", 2: "object"}}.get(fault or "", {}).get(i)
+            if bad:  # not answered: not billed
+                failed += 1
+                error = {"message": "simulated server error", "type": "server_error", "code": "server_error"}
+                answer = ({"response": {"status_code": 500, "request_id": uuid.uuid4().hex, "body": {"error": error}},
+                           "error": None} if bad == "500" else
+                          {"response": None, "error": {"code": "server_error", "message": error["message"]}})
+                out.append({"id": f"batch_req_{uuid.uuid4().hex[:8]}", "custom_id": line["custom_id"], **answer})
+                continue
             completion = _completion(body, self.reply(_last_prompt(body)), line.get("url", b["endpoint"]))
             self.usage.append(_usage(completion))
+            self.answered[b["id"]] += 1
             self.custom_ids.append(line["custom_id"])
             out.append({"id": f"batch_req_{uuid.uuid4().hex[:8]}", "custom_id": line["custom_id"],
                         "response": {"status_code": 200, "request_id": uuid.uuid4().hex, "body": completion},
                         "error": None})
+        text = [json.dumps(x) for x in out]
+        if fault == "missing":
+            text = text[:-2]
+        elif fault == "unknown-id":
+            text[0] = text[0].replace(out[0]["custom_id"], "not-a-request-of-this-batch")
+        elif fault == "cut":
+            text[:2] = [t[:len(t) // 2] for t in text[:2]]
+        elif fault == "mixed":  # 1 cut, 2 an HTTP 500, 3 an error object, 4 an unknown custom_id, 5 lost
+            text = [text[0][:len(text[0]) // 2]] + text[1:3] + [
+                text[3].replace(out[3]["custom_id"], "not-a-request-of-this-batch")] + text[5:]
         fid = f"file-{uuid.uuid4().hex[:12]}"
-        self.files[fid] = ("\n".join(json.dumps(x) for x in out) + "\n").encode()
+        self.files[fid] = ("\n".join(text) + "\n").encode()
         b["output_file_id"] = fid
         b["status"] = "completed"
-        b["request_counts"] = {"total": len(out), "completed": len(out), "failed": 0}
+        b["request_counts"] = {"total": len(out), "completed": len(out) - failed, "failed": failed}
 
     @staticmethod
     def _public(b: dict) -> dict:
-        return {k: v for k, v in b.items() if k not in ("lines", "started", "fail")}
+        return {k: v for k, v in b.items() if k not in ("lines", "started", "fail", "fault")}
 
     # lifecycle ----------------------------------------------------------
 
@@ -297,6 +362,21 @@ class OpenAIServer:
         """Batches still validating or in progress (what a clean stop must not leave behind)."""
         with self.lock:
             return [b["id"] for b in self.batches.values() if b["status"] in ("validating", "in_progress")]
+
+
+FAULTS = ("missing", "unknown-id", "cancelled", "cut", "line-500", "error-object", "mixed", "stuck", "create-429",
+          "create-500", "create-404")
+
+
+_API_ROUTE = re.compile(r"(chat/completions|responses|batches(?:/[^/?]+(?:/cancel)?)?|files(?:/[^/?]+/content)?)/?$")
+
+
+def _api_path(raw: str) -> str:
+    """``/v1/<route>`` of a request. A base URL with a query (``/v1?key=K``) puts the route after
+    the query, joined to the key's value (``/v1/?key=Kfiles``): the path is searched first."""
+    path = raw.split("?")[0]
+    found = _API_ROUTE.search(path) or _API_ROUTE.search(raw)
+    return "/v1/" + found.group(1) if found else path.rstrip("/")
 
 
 def _ends(suffix: str) -> Callable[[str, str], bool]:

@@ -130,6 +130,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
         except KeyboardInterrupt:
             logs = []
+        except Exception:  # noqa: BLE001 -- Inspect's batcher raises a refused batch creation out of eval
+            if watch is None or not watch.refused:
+                raise
+            watch.say_refused()  # one line: the provider's status and what to do
+            watch.settle(log_dir, False)
+            return 1
         if watch is not None:
             watch.settle(log_dir, not logs or logs[0].status == "cancelled")
     if not logs or logs[0].status == "cancelled":

@@ -33,7 +33,8 @@ UNRECORDED = "not recorded (Inspect logs a base URL only when one is passed as -
 
 def redact_url(url: str) -> str:
     """``url`` without user info, secret query parameters (their values become
-    ``REDACTED``) or fragment; a string that is not a URL comes back as is."""
+    ``REDACTED``; a value already ``REDACTED...`` is kept, so redacting twice changes
+    nothing) or fragment; a string that is not a URL comes back as is."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -41,7 +42,10 @@ def redact_url(url: str) -> str:
     if not parts.scheme or not parts.netloc:
         return url
     host = parts.netloc.rsplit("@", 1)[-1]
-    query = urlencode([(k, REDACTED if _SECRET_PARAM.search(k) else v)
+    # a base URL's query before an API route (``?key=K/batches/ID/cancel``, as the OpenAI client
+    # joins them): the secret is the value up to the route, which is kept
+    query = urlencode([(k, REDACTED + ("/" + v.split("/", 1)[1] if "/" in v else "")
+                        if _SECRET_PARAM.search(k) and not v.startswith(REDACTED) else v)
                        for k, v in parse_qsl(parts.query, keep_blank_values=True)], safe="/:,")
     return urlunsplit((parts.scheme, host, parts.path, query, ""))
 

@@ -62,7 +62,8 @@ def build_leaderboard(log_dirs: list[str | Path], prices: dict | None = None, bo
     if incomplete and not allow_incomplete:
         raise IncompleteLogsError(incomplete)
     stats["incomplete_cells"] = len(incomplete)
-    # batched requests a Ctrl-C left answered at the provider: billed, never read, so not in any $ total
+    # batched requests answered at the provider but never read (a Ctrl-C; unreadable result lines):
+    # billed, so said, but in no $ total
     stats["unread_batch_requests"] = unread_requests(log_dirs)
     complete_rows = [r for r in rows if r.complete]
     keys = {ev.task: ev.key for ev in evals.values()}

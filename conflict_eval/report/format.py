@@ -167,7 +167,8 @@ def share(x: float | None) -> str:
 
 
 def unread_note(stats: dict[str, Any]) -> str:
-    """The page's word on batched requests billed but never read (a Ctrl-C during a batched run)."""
+    """The page's word on batched requests billed but never read: answered before a cancel (a Ctrl-C
+    during a batched run), or answered in result lines that could not be read (runs.batch_faults)."""
     n = stats.get("unread_batch_requests") or 0
-    return (f"; {n} batched request(s) were answered (and billed) at the provider before a cancel and never "
-            "read: their cost is in no $ figure here") if n else ""
+    return (f"; {n} batched request(s) were answered (and billed) at the provider and never read (before a "
+            "cancel, or in result lines that could not be read): their cost is in no $ figure here") if n else ""

@@ -8,6 +8,7 @@ whether they finished.
 * :mod:`.estimate` -- calls, tokens and $ before a run (``suite estimate``);
 * :mod:`.budget` -- a suite-wide $ budget;
 * :mod:`.batch_stop` -- batches left at the provider by Ctrl-C or SIGTERM: cancelled, or listed;
+  batches that cannot finish, ended (with :mod:`.batch_faults`: one error per request, its cause);
 * :mod:`.cards` -- reproduction cards (``cards/*.yaml``): validation and the verdict;
 * :mod:`.reproduce` -- running a card: estimate, run, per-sample values for the paper-vs-ours table.
 

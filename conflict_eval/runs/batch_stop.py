@@ -12,8 +12,23 @@ invasive way there is: a response event hook on the model's HTTP client
 OpenAI-compatible providers; Inspect installs its own hooks on the same
 client the same way). It reads only the Batch objects the Batches API returns
 (``POST .../batches`` when a batch is created, ``GET .../batches/{id}`` each
-time Inspect polls it): the batch ID, its status and ``request_counts``. It
-changes no request and no response.
+time Inspect polls it): the batch ID, its status and ``request_counts``; the
+upload of a batch's input file (``POST .../files``, read before it is sent
+with httpx's ``Request.aread``) for its requests' ``custom_id``\ s; and the
+download of its result files (``GET .../files/{id}/content``).
+
+A batch that cannot finish ends (:mod:`conflict_eval.runs.batch_faults`):
+the answer of a poll that reports it ``cancelled``, ``expired`` or ``failed``
+without results, or of one past ``timeout`` (the suite's ``batch_timeout``;
+the batch is cancelled at the provider first), is handed to Inspect as a
+failed batch with one error per request; a result file is handed on with its
+readable lines only, and each other request gets its error in Inspect's
+batcher. Those are the only answers it changes (the body of a read httpx
+response, ``_content``); what the provider answered but nobody read is counted
+(``unread``). While a batch waits, its age and counts are said every
+``progress`` seconds. A batch creation the provider refuses (429, 5xx, 404) is
+noted (``refused``) for one clear line. Every URL it prints or stores goes
+through :func:`conflict_eval.components.endpoint.redact_url`.
 
 :meth:`BatchWatch.stop` is called once ``eval``/``eval_set`` has returned:
 every batch last seen not finished is cancelled at the provider
@@ -41,16 +56,25 @@ the cancels start, then lists every batch as still running with its command.
 from __future__ import annotations
 
 import functools
+import json
 import sys
 import threading
+import time
 from pathlib import Path
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
+
+from conflict_eval.components.endpoint import redact, redact_url
+from conflict_eval.runs.batch_faults import (DOWNLOAD_ROUTE, POLL_ROUTE, BatchResultError, api_route, batch_url, failed_batch,
+                                             missing_errors, readable_results, read_upload, refusal_line,
+                                             unfinished_cause, uploaded_ids)
 
 FINISHED = frozenset({"completed", "failed", "expired", "cancelled"})
 CANCELLED = frozenset({"cancelling", "cancelled"})
 CANCEL_TIMEOUT = 10.0  # seconds per cancel request
 CANCEL_DEADLINE = 30.0  # seconds for all of them; the batches not tried by then are listed
+BATCH_TIMEOUT = 26 * 3600.0  # seconds a batch may wait (the suite's batch_timeout): Inspect asks for a 24 h window
+PROGRESS_EVERY = 300.0  # seconds between the lines that say the waiting batches' age and counts
 # request headers never replayed on a cancel (the body's, the transport's, Inspect's request id)
 _DROP_HEADERS = {"content-length", "content-type", "host", "transfer-encoding", "connection", "accept-encoding",
                  "idempotency-key", "x-irid"}
@@ -60,25 +84,37 @@ _DROP_HEADERS = {"content-length", "content-type", "host", "transfer-encoding", 
 class SubmittedBatch:
     id: str
     model: str
-    url: str  # the batch's own URL (``.../batches/{id}``, query kept)
+    url: str  # the batch's own URL (``.../batches/{id}``; printed only through redact_url)
     status: str
     requests: int | None = None  # request_counts.total, once the provider reports it
     completed: int | None = None  # request_counts.completed
     error: str | None = None  # why a cancel failed
+    unread: int | None = None  # answered (billed) by the provider, not read by Inspect (runs.batch_faults)
+    cause: str | None = None  # why it will give no (or not every) result: its samples' errors say so
     headers: dict[str, str] = field(default_factory=dict, repr=False)  # never written anywhere
+    query: str = field(default="", repr=False)  # the query after the batch's URL (never written; redacted)
+    ids: list[str] = field(default_factory=list, repr=False)  # its requests' custom_ids, in upload order
+    endpoint: str = field(default="/v1/chat/completions", repr=False)
+    created: float = field(default_factory=time.time, repr=False)  # first seen (the provider's created_at is whole seconds)
+    files: dict[str, Any] = field(default_factory=dict, repr=False)  # result file id -> Unread (or None)
 
     def cancel_url(self) -> str:
-        base, _, query = self.url.partition("?")
-        return f"{base.rstrip('/')}/cancel" + (f"?{query}" if query else "")
+        return f"{self.url.rstrip('/')}/cancel" + (f"?{self.query}" if self.query else "")
 
     def cancel_command(self) -> str:
+        """The command that cancels it, its URL redacted (:func:`~conflict_eval.components.endpoint.redact_url`:
+        no user info, a secret query parameter's value ``REDACTED``)."""
         provider = self.model.split("/", 1)[0].upper().replace("-", "_")
-        return f"curl -X POST '{self.cancel_url()}' -H \"Authorization: Bearer ${provider}_API_KEY\""
+        head, route, query = self.url.rpartition(f"batches/{self.id}")[0], f"batches/{self.id}/cancel", self.query
+        url = redact_url(head) + route + (f"?{redact_url('http://h/?' + query).partition('?')[2]}" if query else "")
+        return (f"curl -X POST '{url}' "
+                f"-H \"Authorization: Bearer ${provider}_API_KEY\"")
 
     def public(self, *, command: bool = False) -> dict[str, Any]:
-        out = {k: v for k, v in asdict(self).items() if k not in ("headers", "url", "error") and v is not None}
+        out = {k: v for k, v in asdict(self).items() if k in ("id", "model", "status", "requests", "completed",
+                                                              "unread", "cause") and v is not None}
         if self.error:
-            out["error"] = self.error
+            out["error"] = redact(self.error)
         if command:
             out["cancel"] = self.cancel_command()
         return out
@@ -97,55 +133,218 @@ def _requests(batches: list[SubmittedBatch]) -> str:
     return f"{n} requests" + (f"; {uncounted} batch(es) not yet counted by the provider" if uncounted else "")
 
 
-class BatchWatch:
-    """The batches a run's models submitted, as the provider reported them."""
+def _age(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m{s % 60:02d}s" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
 
-    def __init__(self):
+
+def _say(text: str) -> None:
+    print(redact(text), file=sys.stderr, flush=True)
+
+
+def _replace_body(response, payload: bytes) -> None:
+    """Give Inspect ``payload`` as the response's body. httpx keeps a read body in ``_content``
+    (httpx2 as vendored by inspect_ai 0.3.285); the response was read just before."""
+    response._content = payload
+    response.__dict__.pop("_text", None)
+
+
+class BatchWatch:
+    """The batches a run's models submitted, as the provider reported them.
+
+    ``timeout``: seconds a batch may stay unfinished at the provider before it is cancelled
+    there and its samples end as errors (the suite's ``batch_timeout``); ``progress``: seconds
+    between the lines saying each waiting batch's age and counts (at most a quarter of
+    ``timeout``); ``say``: where they go (stderr, every URL redacted)."""
+
+    def __init__(self, timeout: float = BATCH_TIMEOUT, progress: float = PROGRESS_EVERY,
+                 say: Callable[[str], None] | None = None):
         self._lock = threading.Lock()
         self.batches: dict[str, SubmittedBatch] = {}
         self.unwatched: set[str] = set()  # batched models whose batches cannot be seen
+        self.refused: list[dict[str, Any]] = []  # batch creations the provider refused: model, status, message
+        # at least four lines before a batch times out
+        self.timeout, self.progress, self.say = timeout, min(progress, timeout / 4), say or _say
         self._clients: set[int] = set()  # the HTTP clients already hooked
+        self._apis: dict[str, Any] = {}  # model name -> its provider object (whose batcher runs the batches)
+        self._uploads: dict[str, list[str]] = {}  # uploaded input file id -> its requests' custom_ids
+        self._said = 0.0  # when the waiting batches were last said
 
     def watch(self, model_name: str, model: Any) -> bool:
         """Watch a built Inspect ``Model``'s batch calls; ``False`` (and listed) where it cannot be done."""
         client = getattr(getattr(model, "api", None), "http_client", None)
         hooks = getattr(client, "event_hooks", None)
-        if not isinstance(hooks, dict) or "response" not in hooks:
+        if not isinstance(hooks, dict) or "response" not in hooks or "request" not in hooks:
             self.unwatched.add(model_name)
             return False
+        self._apis.setdefault(model_name, model.api)
         if id(client) not in self._clients:
             self._clients.add(id(client))
+            hooks["request"].append(read_upload)
             hooks["response"].append(functools.partial(self._on_response, model_name))
         return True
 
     async def _on_response(self, model_name: str, response) -> None:
         request = response.request
-        path = request.url.path.rstrip("/")
-        _, found, tail = path.rpartition("/batches")
-        creating = bool(found) and request.method == "POST" and tail == ""
-        polling = bool(found) and request.method == "GET" and tail.count("/") == 1 and len(tail) > 1
-        if not (creating or polling) or not 200 <= response.status_code < 300:
+        route = api_route(request.url) or ""
+        post, get = request.method == "POST", request.method == "GET"
+        creating, polling = post and route == "batches", get and POLL_ROUTE.fullmatch(route) is not None
+        uploading, download = post and route == "files", DOWNLOAD_ROUTE.fullmatch(route) if get else None
+        downloading = download is not None
+        if not (creating or polling or uploading or downloading):
             return
         try:
             await response.aread()
-            data = response.json()
-        except Exception:  # noqa: BLE001 -- not a Batch object: nothing to note
+            data = response.json() if not downloading else None
+        except Exception:  # noqa: BLE001 -- not a JSON answer: nothing to note
+            data = None
+        if (creating or uploading) and not 200 <= response.status_code < 300:
+            message = ((data or {}).get("error") or {}).get("message") if isinstance(data, dict) else None
+            with self._lock:
+                self.refused.append({"model": model_name, "status": response.status_code,
+                                     "message": redact(str(message or response.reason_phrase))})
             return
+        if not 200 <= response.status_code < 300:
+            return
+        if downloading:
+            return await self._on_file(response, download.group(1))
         if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            return
+        if uploading:
+            with self._lock:
+                self._uploads[data["id"]] = uploaded_ids(getattr(request, "_content", b"") or b"")
             return
         total, completed = _counts(data)
         with self._lock:
             batch = self.batches.get(data["id"])
             if batch is None:  # created, or first polled (Together creates its batches with another client)
-                base, _, query = str(request.url).partition("?")
-                url = (f"{base.rstrip('/')}/{data['id']}" if creating else base) + (f"?{query}" if query else "")
+                url, query = batch_url(str(request.url), route, data["id"])
                 headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_HEADERS
                            and not k.lower().startswith("x-stainless")}
-                batch = self.batches[data["id"]] = SubmittedBatch(data["id"], model_name, url, "validating",
-                                                                  headers=headers)
+                batch = self.batches[data["id"]] = SubmittedBatch(
+                    data["id"], model_name, url, "validating", query=query, headers=headers,
+                    ids=self._uploads.pop(str(data.get("input_file_id")), []),
+                    endpoint=str(data.get("endpoint") or "/v1/chat/completions"))
             batch.status = str(data.get("status") or batch.status).lower()
             batch.requests = total or batch.requests
             batch.completed = completed if completed is not None else batch.completed
+            for key in ("output_file_id", "error_file_id"):
+                if data.get(key):
+                    batch.files.setdefault(str(data[key]), None)
+        if polling:
+            await self._on_poll(batch, data, response)
+
+    async def _on_poll(self, batch: SubmittedBatch, data: dict, response) -> None:
+        """A batch that will give Inspect no result is handed to it as failed, one error per request;
+        one older than ``timeout`` is cancelled first; the waiting batches are said now and then."""
+        cause = unfinished_cause(data)
+        age = time.time() - batch.created
+        if cause is None and batch.status not in FINISHED and age > self.timeout:
+            await self._cancel_late(batch)
+            cause = (f"no result within the suite's batch_timeout ({self.timeout:g} s; the batch was "
+                     f"{batch.status} at the provider" + (f"; its cancel failed: {batch.error})" if batch.error
+                                                          else ", and is cancelled there)"))
+        if cause is not None:
+            if batch.cause is None:
+                self.say(f"batch {batch.id} ({batch.model}) will not finish: {cause}; its "
+                         f"{len(batch.ids) or batch.requests or '?'} request(s) end as errors")
+            batch.cause = cause
+            batch.unread = batch.completed or None  # billed there, never read
+            _replace_body(response, json.dumps(failed_batch(data, batch.ids, batch.model, cause)).encode())
+            return
+        now = time.monotonic()
+        if batch.status not in FINISHED and now - self._said >= self.progress:
+            self._said = now
+            for b in self.running():
+                counts = f"{b.completed or 0}/{b.requests or len(b.ids) or '?'}"
+                self.say(f"batch {b.id} ({b.model}): {b.status} at the provider for {_age(time.time() - b.created)}; "
+                         f"requests completed/total {counts}; ends as errors after batch_timeout "
+                         f"{self.timeout:g} s")
+
+    async def _cancel_late(self, batch: SubmittedBatch) -> None:
+        import httpx
+
+        try:
+            async with httpx.AsyncClient(timeout=CANCEL_TIMEOUT) as client:
+                r = await client.post(batch.cancel_url(), headers=batch.headers)
+            data = r.json() if r.content else {}
+            if not r.is_success or not isinstance(data, dict):
+                batch.error = f"HTTP {r.status_code}"
+                return
+            batch.status = str(data.get("status") or batch.status).lower()
+            _, completed = _counts(data)
+            batch.completed = completed if completed is not None else batch.completed
+        except (httpx.HTTPError, ValueError) as exc:
+            batch.error = redact(f"{type(exc).__name__}: {exc}")
+
+    async def _on_file(self, response, file_id: str) -> None:
+        """A result file of a watched batch: Inspect gets its readable lines; every other request of
+        the batch (unreadable, or no line in any of its files, counted once the last file is read)
+        gets its error in Inspect's batcher (:func:`_send_errors`)."""
+        with self._lock:
+            batch = next((b for b in self.batches.values() if file_id in b.files), None)
+        if batch is not None and not batch.ids:  # created by another client: Inspect's batcher knows them
+            held = self._held(batch)
+            batch.ids = list(held.requests) if held is not None else []
+        if batch is None or not batch.ids:
+            return
+        found = readable_results(response.content, file_id, batch.id, batch.model, batch.ids, batch.endpoint)
+        batch.files[file_id] = found
+        _replace_body(response, found.text)
+        if any(v is None for v in batch.files.values()):
+            return  # another file of the batch is still to come
+        files = list(batch.files.values())
+        seen = set().union(*(v.seen for v in files))
+        errors = {k: v for f in files for k, v in f.errors.items()}
+        missing = [cid for cid in batch.ids if cid not in seen]
+        errors.update(missing_errors(batch.id, batch.model, missing, list(batch.files)))
+        read = sum(f.read for f in files)
+        unread = max(batch.completed or 0, sum(f.answered for f in files)) - read
+        unknown = [u for f in files for u in f.unknown]
+        batch.unread = unread or None
+        if not (errors or unknown or unread):
+            return
+        batch.cause = "; ".join(x for x in (f"{len(errors)} request(s) without a readable result" if errors else "",
+                                            f"line(s) answering no request of the batch: {', '.join(unknown)}"
+                                            if unknown else "") if x)
+        self.say(f"batch {batch.id} ({batch.model}): {read} of {len(batch.ids)} result(s) readable"
+                 + (f"; {len(missing)} request(s) have no line in its result file(s)" if missing else "")
+                 + (f"; {len(errors) - len(missing)} line(s) cannot be read" if len(errors) > len(missing) else "")
+                 + (f"; {len(unknown)} line(s) answer no request of the batch" if unknown else "")
+                 + (f"; {unread} request(s) answered (billed) but not read" if unread else ""))
+        if errors and not await self._send_errors(batch, errors):
+            self.say(f"batch {batch.id} ({batch.model}): its batcher could not be reached; requests "
+                     f"{', '.join(errors)} may wait until the run's batch_timeout")
+
+    async def _send_errors(self, batch: SubmittedBatch, errors: dict[str, str]) -> bool:
+        """Each request of ``errors`` ends with its :class:`BatchResultError`: sent to the request's
+        result stream in Inspect's batcher (the provider's ``_completions_batcher`` or
+        ``_responses_batcher``, their in-flight ``Batch.requests``: inspect_ai 0.3.285 internals),
+        before Inspect resolves the rest of the batch from the file."""
+        held = self._held(batch)
+        if held is None:
+            return False
+        for cid, message in errors.items():
+            request = held.requests.get(cid)
+            if request is None:
+                continue
+            request.submitted()
+            try:
+                await request.result_stream.send(BatchResultError(message))
+            except Exception:  # noqa: BLE001 -- the sample is gone (cancelled): nobody to tell
+                pass
+        return True
+
+    def _held(self, batch: SubmittedBatch) -> Any:
+        """Inspect's in-flight ``Batch`` (``requests``: custom_id -> ``BatchRequest``) of ``batch``, in
+        its provider's ``_completions_batcher`` or ``_responses_batcher``; ``None`` if not found."""
+        api = self._apis.get(batch.model)
+        for name in ("_completions_batcher", "_responses_batcher"):
+            inflight = getattr(getattr(api, name, None), "_inflight_batches", None)
+            held = inflight.get(batch.id) if isinstance(inflight, dict) else None
+            if held is not None:
+                return held
+        return None
 
     def running(self) -> list[SubmittedBatch]:
         with self._lock:
@@ -153,16 +352,38 @@ class BatchWatch:
 
     def record(self, cancelled: list[SubmittedBatch] | None = None,
                finished: list[SubmittedBatch] | None = None) -> dict[str, Any] | None:
-        """For the stop record: what was cancelled, finished first, and what still runs (with its command)."""
+        """For the stop record: what was cancelled, finished first, and what still runs (with its command);
+        ``unfinished``: the batches whose samples ended as errors (each with its ``cause`` and the
+        requests answered but ``unread``); ``refused``: the batch creations the provider refused."""
         cancelled, finished = cancelled or [], finished or []
         done = {b.id for b in cancelled + finished}
         still = [b for b in self.running() if b.id not in done]
-        if not (cancelled or finished or still or self.unwatched):
+        faulty = self.faulty()
+        if not (cancelled or finished or still or self.unwatched or faulty or self.refused):
             return None
         return {"cancelled": [b.public() for b in cancelled],
                 "finished_before_cancel": [b.public() for b in finished],
                 "still_running": [b.public(command=True) for b in still],
-                "unwatched_models": sorted(self.unwatched)}
+                "unwatched_models": sorted(self.unwatched),
+                **({"unfinished": [b.public() for b in faulty]} if faulty else {}),
+                **({"refused": list(self.refused)} if self.refused else {})}
+
+    def watching(self) -> bool:
+        """Whether any model's batches are watched."""
+        return bool(self._clients)
+
+    def say_refused(self) -> None:
+        """One line per refused batch creation (model and status): the provider's status and what to do."""
+        said = set()
+        for r in self.refused:
+            if (r["model"], r["status"]) not in said:
+                said.add((r["model"], r["status"]))
+                self.say(refusal_line(r))
+
+    def faulty(self) -> list[SubmittedBatch]:
+        """The batches that gave (some of) their samples no result, or results nobody read."""
+        with self._lock:
+            return [b for b in self.batches.values() if b.cause or b.unread]
 
     def settle(self, log_dir: str | Path | None, signalled: bool,
                record: Callable[[dict[str, Any] | None], None] | None = None) -> dict[str, Any] | None:
@@ -172,10 +393,13 @@ class BatchWatch:
         requests are kept beside the logs (:func:`keep_unread`) and the record is written
         again with the outcome. Returns the outcome, ``None`` where there was nothing to do."""
         if record is not None:
-            record(self.record() if signalled else None)
-        if not (self.running() or (signalled and self.unwatched)):
+            record(self.record() if signalled or self.faulty() or self.refused else None)
+        if self.running() or (signalled and self.unwatched):
+            batches = self.stop()  # nobody will read these batches' results: cancel them at the provider
+        elif self.faulty() or self.refused:
+            batches = self.record()
+        else:
             return None
-        batches = self.stop()  # nobody will read these batches' results: cancel them at the provider
         if log_dir is not None:
             keep_unread(log_dir, batches)
         if record is not None:
@@ -189,7 +413,7 @@ class BatchWatch:
 
         import httpx
 
-        say = say or (lambda text: print(text, file=sys.stderr, flush=True))
+        say = say or self.say
         running = self.running()
         if running:
             say(f"cancelling {len(running)} batch(es) still running at the provider ({_requests(running)})"
@@ -207,11 +431,11 @@ class BatchWatch:
                     r = httpx.post(b.cancel_url(), headers=b.headers, timeout=min(timeout, left))
                     data = r.json() if r.content else {}
                 except (httpx.HTTPError, ValueError) as exc:
-                    b.error = f"{type(exc).__name__}: {exc}"
+                    b.error = redact(f"{type(exc).__name__}: {exc}")
                     continue
                 if not r.is_success or not isinstance(data, dict):
                     message = (data.get("error") or {}).get("message") if isinstance(data, dict) else None
-                    b.error = f"HTTP {r.status_code}" + (f": {message}" if message else "")
+                    b.error = redact(f"HTTP {r.status_code}" + (f": {message}" if message else ""))
                     continue
                 total, completed = _counts(data)
                 with self._lock:
@@ -247,7 +471,7 @@ class BatchWatch:
         say(f"{len(left)} batch(es) may still be running at the provider (billed when they finish); cancel with:")
         for b in left:
             say(f"  {b.id} ({b.model}, {b.requests or '?'} requests"
-                + (f"; {b.error}" if b.error else "") + f"): {b.cancel_command()}")
+                + (f"; {redact(b.error)}" if b.error else "") + f"): {b.cancel_command()}")
 
 
 def batch_lines(batches: dict[str, Any] | None) -> list[str]:
@@ -267,7 +491,14 @@ def batch_lines(batches: dict[str, Any] | None) -> list[str]:
                    f"({sum(b.get('completed') or 0 for b in finished)} requests): billed, results not read, "
                    "not in the logs' cost")
     for b in batches.get("still_running") or []:
-        out.append(f"batch {b['id']} ({b['model']}) may still be running at the provider; cancel it: {b['cancel']}")
+        out.append(redact(f"batch {b['id']} ({b['model']}) may still be running at the provider; "
+                          f"cancel it: {b['cancel']}"))
+    for b in batches.get("unfinished") or []:
+        out.append(f"batch {b['id']} ({b['model']}): {b.get('cause') or 'results not all read'}"
+                   + (f"; {b['unread']} request(s) answered there (billed) but not read, not in the logs' cost"
+                      if b.get("unread") else "") + "; a re-run resumes its samples")
+    for r in batches.get("refused") or []:
+        out.append(refusal_line(r))
     if batches.get("unwatched_models"):
         out.append("batches of " + ", ".join(batches["unwatched_models"]) + " could not be seen, so were not "
                    "cancelled: check the provider's console")
@@ -276,10 +507,17 @@ def batch_lines(batches: dict[str, Any] | None) -> list[str]:
 
 def billed_unread(batches: dict[str, Any] | None) -> int:
     """Requests the provider answered (and bills) in batches whose results the run never read."""
+    return sum(n for _, n in _unread_rows(batches))
+
+
+def _unread_rows(batches: dict[str, Any] | None) -> list[tuple[dict, int]]:
+    """``(batch, requests billed but unread)`` of a stop record: the requests a cancelled batch or one
+    finished before its cancel had completed, and those a batch that could not finish left ``unread``."""
     if not batches:
-        return 0
-    return sum(b.get("completed") or 0 for key in ("cancelled", "finished_before_cancel")
-               for b in batches.get(key) or [])
+        return []
+    rows = [(b, b.get("completed") or 0) for key in ("cancelled", "finished_before_cancel")
+            for b in batches.get(key) or []]
+    return [(b, n) for b, n in rows + [(b, b.get("unread") or 0) for b in batches.get("unfinished") or []] if n]
 
 
 def keep_unread(log_dir: str | Path, batches: dict[str, Any] | None) -> Path | None:
@@ -295,8 +533,7 @@ def keep_unread(log_dir: str | Path, batches: dict[str, Any] | None) -> Path | N
 
     path = Path(log_dir) / UNREAD_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    rows = [{"id": b["id"], "model": b["model"], "completed": b.get("completed") or 0}
-            for key in ("cancelled", "finished_before_cancel") for b in batches.get(key) or [] if b.get("completed")]
+    rows = [{"id": b["id"], "model": b["model"], "completed": n} for b, n in _unread_rows(batches)]
     line = {"at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "requests_billed_unread": n, "batches": rows}
     with path.open("a", encoding="utf-8") as f:

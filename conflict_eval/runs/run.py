@@ -218,7 +218,10 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
     interrupted = None
     logs: list = []
     batch, reserve = cells_batch_budget(cells) if budget is not None else ({}, {})
-    watch = watch_batches(cells)
+    watch = watch_batches(cells, suite.batch_timeout)
+    if watch.watching():  # a batch's answered requests are paid: one sample's error cancels none of the others
+        options.setdefault("continue_on_fail", True)
+    refused = False
     with SigtermAsSigint() as term, budget_guard(budget, out_dir, prices, batch=batch, reserve=reserve) as guard, \
             inspect_verdict_muted():
         try:
@@ -226,6 +229,11 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
                                metadata={"suite": suite.name, "shard": list(shard) if shard else None}, **options)
         except KeyboardInterrupt:
             interrupted = "SIGINT"
+        except Exception:  # noqa: BLE001 -- Inspect's batcher raises a refused batch creation out of eval_set
+            if not watch.refused:
+                raise
+            refused = True
+            watch.say_refused()
         statuses = task_statuses(out_dir, [(c.model.model, c.label, c.estimate.samples) for c in cells])
         left = incomplete(statuses)
         reason = None
@@ -233,6 +241,8 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
             cancelled = any(s.status == "cancelled" for s in left)
             if guard.stopped:
                 reason = "budget"
+            elif refused:
+                reason = "batch refused"
             elif term.received:
                 reason = term.received
             elif cancelled or interrupted:
@@ -252,12 +262,13 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
     return SuiteRun(not left, logs, statuses, reason, out_dir, guard.spent, batches)
 
 
-def watch_batches(cells: list[Cell]):
-    """A :class:`~conflict_eval.runs.batch_stop.BatchWatch` on the batched models of ``cells``."""
+def watch_batches(cells: list[Cell], timeout: float | None = None):
+    """A :class:`~conflict_eval.runs.batch_stop.BatchWatch` on the batched models of ``cells``;
+    ``timeout``: the suite's ``batch_timeout`` (its default where not given)."""
     from conflict_eval.report.batch_prices import batched
-    from conflict_eval.runs.batch_stop import BatchWatch
+    from conflict_eval.runs.batch_stop import BATCH_TIMEOUT, BatchWatch
 
-    watch = BatchWatch()
+    watch = BatchWatch(timeout=timeout if timeout is not None else BATCH_TIMEOUT)
     for c in cells:
         if batched(c.model.model, c.model.batch) and c.task.model is not None:
             watch.watch(c.model.model, c.task.model)

@@ -19,6 +19,8 @@ come from Inspect. Format::
                                         # optional; options for inspect eval_set (limits
                                         # and the cost config pass through to Inspect)
     budget: 25                          # optional; suite-wide US dollars (runs/budget.py)
+    batch_timeout: 93600                # optional; seconds a provider batch may wait before its
+                                        # samples end as errors (default 26 h; runs/batch_stop.py)
     tasks:
       - task: conflict_eval/run         # a registered Inspect task
         name: e2e-demo-temporal         # optional label (default: task + args)
@@ -63,7 +65,7 @@ from conflict_eval.runs.batching import batch_problem
 from conflict_eval.runs.registered import GENERIC_TASK, paper_tasks, provider_known, registered_tasks
 
 
-SUITE_KEYS = {"name", "description", "models", "defaults", "eval", "tasks", "budget"}
+SUITE_KEYS = {"name", "description", "models", "defaults", "eval", "tasks", "budget", "batch_timeout"}
 TASK_KEYS = {"task", "name", "args", "limit", "seeds", "epochs", "config"}
 MODEL_KEYS = {"model", "max_connections", "args", "batch"}
 EVAL_KEYS = {
@@ -107,6 +109,7 @@ class Suite:
     description: str = ""
     path: str | None = None
     budget: float | None = None
+    batch_timeout: float | None = None  # seconds; None: runs.batch_stop.BATCH_TIMEOUT
 
 # --------------------------------------------------------------------------
 # parsing with line numbers
@@ -197,13 +200,18 @@ def load_suite(source: str | Path, *, text: str | None = None) -> Suite:
     budget = data.get("budget")
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0):
         problems.add(("budget",), f"budget must be a positive number of US dollars, got {budget!r}")
+    batch_timeout = data.get("batch_timeout")
+    if batch_timeout is not None and (isinstance(batch_timeout, bool) or not isinstance(batch_timeout, (int, float))
+                                      or not 0 < batch_timeout < float("inf")):
+        problems.add(("batch_timeout",), f"batch_timeout must be a positive number of seconds, got {batch_timeout!r}")
     mcc = eval_opts.get("model_cost_config")
     if isinstance(mcc, str) and not Path(mcc).is_absolute():  # relative to the suite file
         eval_opts = {**eval_opts, "model_cost_config": str(Path(file).parent / mcc)}
     problems.raise_if_any()
     return Suite(name=name, models=models, tasks=tasks, eval=dict(eval_opts),
                  description=str(data.get("description") or ""), path=file,
-                 budget=float(budget) if budget is not None else None)
+                 budget=float(budget) if budget is not None else None,
+                 batch_timeout=float(batch_timeout) if batch_timeout is not None else None)
 
 
 def _parse_models(raw, problems: _Problems) -> list[ModelSpec]:

@@ -134,9 +134,10 @@ def test_batched_suite_through_the_batches_endpoint(tmp_path, server):
 @pytest.mark.parametrize("fail,models,message", [
     ("failed", ("fake-c", "fake-d"), "simulated rejected batch"),
     # OpenAI writes expired requests to the error file with the string code "batch_expired";
-    # Inspect 0.3.285 fails to read that line (it expects an HTTP status), so every request
-    # of the batch fails with that TypeError: an error, still never an answer
-    ("expired", ("fake-i", "fake-j"), "not supported between instances of 'str' and 'int'"),
+    # Inspect 0.3.285 cannot read an error line (it fails the whole batch with a TypeError):
+    # the watch (runs.batch_faults) gives each request the provider's own cause instead
+    ("expired", ("fake-i", "fake-j"), "the provider answered with an error (batch_expired: This request could "
+                                      "not be executed before the completion window expired.)"),
 ])
 def test_failed_batch_becomes_sample_errors(tmp_path, monkeypatch, fail, models, message):
     """A rejected or expired batch is an error on each of its samples, never an answer."""
@@ -416,7 +417,7 @@ def test_requests_billed_before_a_cancel_stay_on_the_page_after_a_resume(tmp_pat
     keep_unread(logs, stop)  # the same batches twice (a second stop's record): counted once
     assert unread_requests([logs]) == 3 + 5
     paths = write_leaderboard([logs], tmp_path / "out", bootstrap=0)
-    note = "8 batched request(s) were answered (and billed) at the provider before a cancel and never read"
+    note = "8 batched request(s) were answered (and billed) at the provider and never read (before a cancel"
     assert note in paths["md"].read_text() and note in paths["html"].read_text()
     (logs / "unread-batches.jsonl").write_text("{\"at\": 1}\n")
     with pytest.raises(ValueError, match=r"unread-batches.jsonl: line 1: not a record of unread batches"):
