@@ -1,62 +1,25 @@
-"""Batch prices, and whether a call went through a batch API: one home for each rule.
+"""Whether a call goes through a batch API: one home for the rule.
 
-* :func:`batch_price` is **the** price of calls sent with a ``GenerateConfig.batch``
-  setting: their list price when they run live (batch off, or a provider Inspect
-  has no batcher for), the list price times the provider's batch price when
-  batched, and ``None`` (shown ``n/a``) when batched for a provider whose batch
-  discount no public source gives. The estimate, the plan, the suite budget and
-  the leaderboard's ``$`` all call it.
-* :func:`batched_models` is **the** rule for which models of a log ran batched,
-  read from the log (the page and the budget both use it).
+* :func:`batched` says whether calls of a model with a ``GenerateConfig.batch``
+  setting go through a provider's batch API (Inspect 0.3.285 has a batcher for
+  :data:`BATCH_PROVIDERS` only and ignores the setting elsewhere: those run live).
+* :func:`batched_models` reads which models of a log ran batched (the page and
+  the budget both use it).
 
-The discounts live in the ``batch:`` section of the packaged price file
-(``conflict_eval/prices.yaml``), one entry per provider: ``{discount: 0.5,
-source: "..."}``. Inspect prices a call at the list price whether it went
-through a batch or not:
+What a batched call costs is :meth:`conflict_eval.pricing.PriceTable.usd`
+(``batched=True``), from the provider discounts of the price file's ``batch:``.
 
-    >>> batch_price("openai/gpt-4o-mini", 2.0, True)
-    1.0
-    >>> batch_price("openai/gpt-4o-mini", 2.0, False)
-    2.0
-    >>> batch_price("vllm/some-model", 2.0, True)  # no batch API: runs live
-    2.0
-    >>> batch_price("grok/grok-3", 2.0, True) is None  # a batch API, but no sourced discount
-    True
+    >>> batched("openai/gpt-4o-mini", True), batched("vllm/some-model", True), batched("openai/x", False)
+    (True, False, False)
 """
 
 from __future__ import annotations
 
-import functools
-from importlib.resources import files
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 # the providers whose Inspect model API has a batcher (inspect_ai 0.3.285:
 # GenerateConfig.batch is ignored by every other provider)
 BATCH_PROVIDERS = ("openai", "anthropic", "google", "together", "grok")
-
-
-@functools.lru_cache(maxsize=4)
-def load_batch_discounts(path: str | None = None) -> dict[str, dict[str, Any]]:
-    """``{provider: {"discount": float, "source": str}}`` from the price file's ``batch:`` section."""
-    if path is None:
-        text, where = (files("conflict_eval") / "prices.yaml").read_text(encoding="utf-8"), "prices.yaml (packaged)"
-    else:
-        text, where = Path(path).read_text(encoding="utf-8"), f"price table {path}"
-    data = (yaml.safe_load(text) or {}).get("batch") or {}
-    if not isinstance(data, dict):
-        raise ValueError(f"{where}: 'batch' must map provider -> {{discount: 0..1, source: text}}")
-    out = {}
-    for provider, entry in data.items():
-        d = entry.get("discount") if isinstance(entry, dict) else None
-        if isinstance(d, bool) or not isinstance(d, int | float) or not 0 <= d < 1:
-            raise ValueError(f"{where}: batch.{provider}.discount must be a number in [0, 1), got {d!r}")
-        if not isinstance(entry.get("source"), str) or not entry["source"].strip():
-            raise ValueError(f"{where}: batch.{provider}.source must say where the discount is published")
-        out[str(provider)] = {"discount": float(d), "source": entry["source"]}
-    return out
 
 
 def batch_on(batch: Any) -> bool:
@@ -71,32 +34,6 @@ def batch_on(batch: Any) -> bool:
 def batched(model: str, batch: Any) -> bool:
     """Whether calls of ``model`` with this batch setting go through a batch API."""
     return batch_on(batch) and model.split("/", 1)[0] in BATCH_PROVIDERS
-
-
-def batch_discount(model: str) -> tuple[float | None, str]:
-    """``(fraction of the list price, source)`` a batched call of ``model`` pays;
-    the fraction is ``None`` where Inspect has no batch API for the provider or
-    ``prices.yaml`` gives no sourced discount for it."""
-    provider = model.split("/", 1)[0]
-    if provider not in BATCH_PROVIDERS:
-        return None, f"Inspect has no batch API for provider {provider}: runs live"
-    entry = load_batch_discounts().get(provider)
-    if entry is None:
-        return None, f"no published batch discount for provider {provider} (prices.yaml `batch:`): n/a"
-    return 1.0 - entry["discount"], entry["source"]
-
-
-def batch_price(model: str, list_usd: float | None, batch: Any, *, upper_bound: bool = False) -> float | None:
-    """What calls of ``model`` that cost ``list_usd`` at list price cost when sent with
-    ``GenerateConfig.batch`` = ``batch`` (see the module docstring). ``upper_bound``:
-    where the batch discount is unknown, the list price (what the budget counts, so
-    it never counts less than was spent) instead of ``None``."""
-    if list_usd is None or not batched(model, batch):
-        return list_usd
-    fraction, _ = batch_discount(model)
-    if fraction is None:
-        return list_usd if upper_bound else None
-    return list_usd * fraction
 
 
 def log_batch(log) -> Any:

@@ -1,16 +1,20 @@
-"""Prices: Inspect's recorded cost, ``--model-cost-config`` (Inspect's format),
-then the fallback price file (packaged ``prices.yaml`` or ``--prices``).
+"""Reading price files, once, at the edge: Inspect's ``--model-cost-config``,
+the fallback price file (packaged ``prices.yaml`` or ``--prices``) and its
+``batch:`` discounts. Everything here returns plain typed values
+(``ModelCost`` by model, :class:`Discount` by provider); pricing a model is
+:mod:`conflict_eval.pricing.table`'s job.
 
-A zero entry of the fallback price file (local and test models: ``scripted/*``,
-``hf/*``, ...) says there is no per-token bill, not what a run cost: the
-leaderboard shows such a model's cost as unknown (``n/a``, JSON ``null``),
-never ``$0.0000``. A price of 0 given in ``--model-cost-config`` is the
-caller's statement and is shown as $0."""
+Every error is a ``ValueError`` naming the file, the model (or provider) and
+the field. A price must be a finite number >= 0: ``.inf`` and ``.nan`` (both
+valid YAML) are refused here, so no later sum is infinite or NaN.
+"""
 
 from __future__ import annotations
 
 import fnmatch
 import json
+import math
+from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -20,7 +24,23 @@ import yaml
 COST_FIELDS = ("input", "output", "input_cache_write", "input_cache_read")
 """The fields of Inspect's ``ModelCost`` (USD per 1M tokens); all four are required in Inspect's format."""
 
+PACKAGED = "prices.yaml (packaged)"
 _GLOB = ("*", "?", "[")
+
+
+@dataclass(frozen=True)
+class Discount:
+    """A provider's batch discount: ``discount`` is the fraction taken off every token price."""
+
+    discount: float
+    source: str
+
+
+def _price_value(value: Any, where: str, model: str, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{where}: model {model!r}: field {field!r} must be a finite number >= 0 "
+                         f"(USD per 1M tokens), got {value!r}")
+    return float(value)
 
 
 def model_cost(price: Any, where: str, model: str, *, cache_default: bool = False):
@@ -30,11 +50,18 @@ def model_cost(price: Any, where: str, model: str, *, cache_default: bool = Fals
     ``cache_default`` (the fallback price file only): a missing cache price is
     the input price. In Inspect's ``--model-cost-config`` format all four
     fields are required, as ``ModelCost`` requires them.
+
+    >>> model_cost({"input": 1, "output": 2}, "f.yaml", "m", cache_default=True).input_cache_read
+    1.0
+    >>> model_cost({"input": float("inf"), "output": 2}, "f.yaml", "m", cache_default=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: f.yaml: model 'm': field 'input' must be a finite number >= 0 (USD per 1M tokens), got inf
     """
     from inspect_ai.model import ModelCost
 
     if isinstance(price, ModelCost):
-        return price
+        return ModelCost(**{f: _price_value(getattr(price, f), where, model, f) for f in COST_FIELDS})
     shape = "{" + ", ".join(f"{f}: $" for f in COST_FIELDS) + "} (USD per 1M tokens)"
     if not isinstance(price, dict):
         raise ValueError(f"{where}: model {model!r}: expected a mapping {shape}, got {price!r}")
@@ -48,22 +75,25 @@ def model_cost(price: Any, where: str, model: str, *, cache_default: bool = Fals
             need = ("input and output are required; the cache prices default to input" if cache_default
                     else f"Inspect's ModelCost needs all of {', '.join(COST_FIELDS)}")
             raise ValueError(f"{where}: model {model!r}: field {field!r} is missing ({need})")
-        value = price[field]
-        if not isinstance(value, int | float) or isinstance(value, bool) or not value >= 0:
-            raise ValueError(f"{where}: model {model!r}: field {field!r} must be a number >= 0 "
-                             f"(USD per 1M tokens), got {value!r}")
-    return ModelCost(**{f: float(price[f]) for f in COST_FIELDS})
+    return ModelCost(**{f: _price_value(price[f], where, model, f) for f in COST_FIELDS})
 
 
-def _read_config(path: Path, where: str) -> Any:
+def read_config(path: str | Path, where: str) -> Any:
     """A config file's object, read as Inspect reads ``--model-cost-config``:
-    JSON when the text starts with ``{``, else YAML (whatever the file's suffix)."""
+    JSON when the text starts with ``{``, else YAML (whatever the file's suffix).
+    The one rule for telling JSON from YAML (``--batch FILE`` reads by it too)."""
+    path = Path(path)
     if not path.is_file():
         raise ValueError(f"{where}: no such file")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return parse_config_text(text, where)
+
+
+def parse_config_text(text: str, where: str) -> Any:
+    """JSON when the text starts with ``{``, else YAML; a syntax error names ``where`` and the line."""
     try:
         return json.loads(text) if text.strip().startswith("{") else yaml.safe_load(text)
     except json.JSONDecodeError as exc:
@@ -76,8 +106,7 @@ def _read_config(path: Path, where: str) -> Any:
 
 def load_model_cost_config(source: str | Path | dict | None) -> dict[str, Any]:
     """Inspect's ``--model-cost-config`` (a YAML or JSON file, or a mapping):
-    model -> ``ModelCost``. The one reader of that format, for the estimate,
-    the budget, ``suite run`` and the leaderboard.
+    model -> ``ModelCost``. The one reader of that format.
 
     Inspect's rules (``inspect_ai`` reads the file and calls
     ``set_model_cost(model, ModelCost(**entry))`` for each entry): a mapping
@@ -86,8 +115,8 @@ def load_model_cost_config(source: str | Path | dict | None) -> dict[str, Any]:
     ``{``, else YAML. No glob patterns (Inspect prices a model by its exact
     name; the fallback price file, ``--prices``, takes patterns). Stricter
     than Inspect where Inspect would take a mistake silently: an unknown
-    field, a negative, boolean or quoted price is an error. Every error names
-    the file, the model and the field.
+    field, a negative, infinite, NaN, boolean or quoted price is an error.
+    Every error names the file, the model and the field.
 
     >>> load_model_cost_config({"openai/gpt-4o": {"input": 2.5, "output": 10, "input_cache_write": 2.5,
     ...                                           "input_cache_read": 1.25}})["openai/gpt-4o"].input_cache_read
@@ -96,7 +125,7 @@ def load_model_cost_config(source: str | Path | dict | None) -> dict[str, Any]:
     if source is None:
         return {}
     where = "model cost config" + ("" if isinstance(source, dict) else f" {source}")
-    data = source if isinstance(source, dict) else _read_config(Path(source), where)
+    data = source if isinstance(source, dict) else read_config(source, where)
     if not isinstance(data, dict):
         raise ValueError(f"{where}: expected a mapping 'model: {{input: $, output: $, input_cache_write: $, "
                          f"input_cache_read: $}}' (USD per 1M tokens), got {type(data).__name__}")
@@ -109,32 +138,65 @@ def load_model_cost_config(source: str | Path | dict | None) -> dict[str, Any]:
     return out
 
 
-def _price_table(data: Any, where: str) -> dict[str, Any]:
-    """The fallback price table's ``models:`` mapping -> ``ModelCost`` by model
-    (glob patterns allowed; a missing cache price is the input price)."""
+def price_file_models(data: Any, where: str) -> dict[str, Any]:
+    """A price file's ``models:`` mapping -> ``ModelCost`` by model (glob patterns
+    allowed; a missing cache price is the input price)."""
+    if data is None:
+        return {}
     if not isinstance(data, dict):
         raise ValueError(f"{where}: expected a mapping 'models: {{model: {{input: $, output: $}}}}' (USD per 1M tokens)")
     return {str(m): model_cost(p, where, str(m), cache_default=True) for m, p in data.items()}
 
 
-def load_prices(path: str | Path | None = None) -> dict[str, Any]:
-    """The fallback price file: model (glob patterns allowed) -> ``ModelCost``."""
-    if path is None:
-        text, where = (files("conflict_eval") / "prices.yaml").read_text(encoding="utf-8"), "prices.yaml (packaged)"
-        data = yaml.safe_load(text) or {}
+def batch_discounts(data: Any, where: str) -> dict[str, Discount]:
+    """A price file's ``batch:`` section -> :class:`Discount` by provider."""
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: 'batch' must map provider -> {{discount: 0..1, source: text}}")
+    out = {}
+    for provider, entry in data.items():
+        d = entry.get("discount") if isinstance(entry, dict) else None
+        if isinstance(d, bool) or not isinstance(d, int | float) or not 0 <= d < 1:
+            raise ValueError(f"{where}: batch.{provider}.discount must be a number in [0, 1), got {d!r}")
+        if not isinstance(entry.get("source"), str) or not entry["source"].strip():
+            raise ValueError(f"{where}: batch.{provider}.source must say where the discount is published")
+        out[str(provider)] = Discount(float(d), entry["source"])
+    return out
+
+
+def read_price_file(source: str | Path | dict | None = None) -> tuple[dict[str, Any], dict[str, Discount], str]:
+    """``(models, batch discounts, where)`` of a price file: ``None`` is the packaged
+    ``prices.yaml``; a mapping is a ``models:`` table given in code (no ``batch:``:
+    the packaged discounts apply)."""
+    if isinstance(source, dict):
+        packaged = read_price_file(None)
+        return price_file_models(source, "price table"), packaged[1], "price table"
+    if source is None:
+        where = PACKAGED
+        data = yaml.safe_load((files("conflict_eval.pricing") / "prices.yaml").read_text(encoding="utf-8")) or {}
     else:
-        where = f"price table {path}"
-        data = _read_config(Path(path), where) or {}
-    return _price_table(data.get("models") if isinstance(data, dict) else None, where)
-
-
-def as_prices(table: dict[str, Any] | None) -> dict[str, Any]:
-    """A price table given as a mapping (``ModelCost`` values or plain ``{input, output}``)."""
-    return _price_table(table or {}, "price table")
+        where = f"price table {source}"
+        data = read_config(source, where) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected 'models:' (and optionally 'batch:') at the top")
+    unknown = sorted(set(map(str, data)) - {"models", "batch"})
+    if unknown:
+        raise ValueError(f"{where}: unknown section {unknown[0]!r} (the sections are models, batch)")
+    models = price_file_models(data.get("models"), where)
+    if "batch" in data:
+        discounts = batch_discounts(data.get("batch"), where)
+    else:  # a --prices file without a batch: section keeps the packaged discounts
+        discounts = {} if source is None else read_price_file(None)[1]
+    return models, discounts, where
 
 
 def price_for(model: str, prices: dict[str, Any]):
-    """The exact entry for ``model``, else the first matching glob pattern."""
+    """The exact entry for ``model``, else the first matching glob pattern.
+
+    >>> price_for("hf/x", {"hf/*": 1, "hf/x": 2}), price_for("hf/y", {"hf/*": 1}), price_for("a/b", {})
+    (2, 1, None)
+    """
     if model in prices:
         return prices[model]
     for pattern, price in prices.items():
@@ -146,27 +208,3 @@ def price_for(model: str, prices: dict[str, Any]):
 def is_zero_price(cost) -> bool:
     """Every field of a ``ModelCost`` is 0 (the fallback file's local and test models)."""
     return all(not getattr(cost, f, 0) for f in COST_FIELDS)
-
-
-def sample_cost_usd(usage: dict, cost_config: dict, prices: dict) -> tuple[float | None, str | None]:
-    """Cost of one sample's ``model_usage`` and where the prices came from;
-    ``(None, None)`` when a model has no price (a zero fallback entry included)."""
-    from inspect_ai.model import compute_model_cost
-
-    if not usage:
-        return None, None
-    if all(u.total_cost is not None for u in usage.values()):
-        return float(sum(u.total_cost for u in usage.values())), "inspect"
-    total, sources = 0.0, set()
-    for model, u in usage.items():
-        if model in cost_config:
-            cost, src = cost_config[model], "model-cost-config"
-        else:
-            cost, src = price_for(model, prices), "price file"
-            if cost is not None and is_zero_price(cost):  # no per-token bill is not a known cost
-                cost = None
-        if cost is None:
-            return None, None
-        total += compute_model_cost(cost, u)
-        sources.add(src)
-    return total, "price file" if "price file" in sources else "model-cost-config"
