@@ -55,6 +55,8 @@ _HOOKS: dict[Kind, str] = {
     "metric": "conflict_eval_register_metrics",
     "source": "conflict_eval_register_sources",
 }
+#: Hooks that extend a part of the core rather than register a kind of component.
+EXTENSION_HOOKS: tuple[str, ...] = ("conflict_eval_add_cli_commands",)
 
 
 #: The built-in plugins, registered in code as datasette registers its default plugins:
@@ -219,7 +221,7 @@ def _new_manager() -> pluggy.PluginManager:
         if not pm.get_hookcallers(module):
             warnings.warn(
                 f"{setting}: {spec!r} implements none of the conflict_eval hooks "
-                f"({', '.join(_HOOKS.values())}, each marked with @conflict_eval.hookimpl); "
+                f"({', '.join((*_HOOKS.values(), *EXTENSION_HOOKS))}, each marked with @conflict_eval.hookimpl); "
                 "it registers nothing", PluginWarning, stacklevel=2)
     for plugin, name in _extra_plugins:
         if pm.get_plugin(name) is not None or pm.is_registered(plugin):
@@ -241,7 +243,7 @@ def _plugin_names(pm: pluggy.PluginManager) -> list[str]:
 
 def _check_hooks(pm: pluggy.PluginManager) -> None:
     """Fail on hook implementations that match no spec (e.g. a typo)."""
-    known = set(_HOOKS.values())
+    known = {*_HOOKS.values(), *EXTENSION_HOOKS}
     problems = []
     for name, plugin in pm.list_name_plugin():
         for attr in dir(plugin):
@@ -478,3 +480,14 @@ def get_metric(name: str) -> Component:
 
 def get_source(name: str) -> Component:
     return lookup("source", name)
+
+
+def add_plugin_commands(sub) -> None:
+    """Every plugin's own ``conflict-eval`` sub-commands (hook ``conflict_eval_add_cli_commands``);
+    a command name used twice is a :class:`PluginError` naming it."""
+    import argparse
+
+    try:
+        plugin_manager().hook.conflict_eval_add_cli_commands(sub=sub)
+    except argparse.ArgumentError as exc:  # a name taken by the core or another plugin
+        raise PluginError(f"a plugin's conflict-eval command clashes with another: {exc}") from None
