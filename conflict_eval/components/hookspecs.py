@@ -2,7 +2,8 @@
 
 A plugin is any module or object with functions decorated by
 ``@conflict_eval.hookimpl``, published under the ``conflict_eval`` entry-point
-group. Built-in plugins are published the same way (see pyproject.toml).
+group. Built-in plugins implement the same hooks and are registered in code
+(``components.manager.DEFAULT_PLUGINS``).
 
 The ``register`` hooks are called once per plugin with no arguments and
 return a mapping from a public name to a factory; each is a kind of component

@@ -1,7 +1,9 @@
 """The plugin manager: finds plugins, merges what they register, looks names up.
 
-Plugins (built-in and third-party alike) are loaded from the ``conflict_eval``
-entry-point group. Plugins that are not packaged load next to them from
+Built-in plugins are registered in code, from :data:`DEFAULT_PLUGINS` (as
+datasette lists its default plugins), before the third-party plugins, which
+load from the ``conflict_eval`` entry-point group. Plugins that are not
+packaged load next to them from
 
 * ``CONFLICT_EVAL_PLUGINS``: ``os.pathsep``-separated Python files (``x.py``,
   or a package directory with an ``__init__.py``) or importable module names;
