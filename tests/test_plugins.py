@@ -42,6 +42,7 @@ def test_hookimpl_marker_is_public():
     assert conflict_eval.hookimpl is hookimpl
     assert sorted(_hook_names()) == [
         "conflict_eval_add_cli_commands",
+        "conflict_eval_lmeval_exports",
         "conflict_eval_register_datasets",
         "conflict_eval_register_methods",
         "conflict_eval_register_metrics",
@@ -194,6 +195,30 @@ def test_conflict_eval_add_cli_commands(capsys):
             build_parser()
     finally:
         unregister_plugin("clashing_cli")
+
+
+def test_conflict_eval_lmeval_exports():
+    """A plugin's lm-eval functions are served by name from the export's utils module
+    (as `!function utils.<name>` asks), beside the built-ins'; a name exported twice is an error."""
+    from conflict_eval.lmeval import utils
+
+    def shout_prompt(doc):
+        return utils.record(doc).question.upper()
+
+    register_plugin(_make_plugin(conflict_eval_lmeval_exports=lambda: {"shout_prompt": shout_prompt}), "lm_x")
+    try:
+        assert utils.shout_prompt is shout_prompt
+        assert callable(utils.cot_prompt) and callable(utils.process_end_to_end)  # the built-ins' exports
+        with pytest.raises(AttributeError, match="no plugin exports it"):
+            utils.no_such_export
+    finally:
+        unregister_plugin("lm_x")
+    register_plugin(_make_plugin(conflict_eval_lmeval_exports=lambda: {"cot_prompt": shout_prompt}), "lm_dup")
+    try:
+        with pytest.raises(PluginError, match="'cot_prompt' is exported by plugins"):
+            utils.exports()
+    finally:
+        unregister_plugin("lm_dup")
 
 
 def test_duplicate_name_names_both_plugins():

@@ -7,8 +7,9 @@ group. Built-in plugins implement the same hooks and are registered in code
 
 The ``register`` hooks are called once per plugin with no arguments and
 return a mapping from a public name to a factory; each is a kind of component
-(``components.manager.KINDS``). The ``add`` hook hands a plugin part of the
-core to extend (the command line). None of the hooks is ``firstresult`` or
+(``components.manager.KINDS``). The other two hand a plugin a part of the
+core to extend: the command line (``add_cli_commands``) and the lm-eval
+export (``lmeval_exports``). None of the hooks is ``firstresult`` or
 ``historic``: the results of all plugins are merged, and a name registered by
 two plugins is an error that names both.
 
@@ -90,4 +91,17 @@ def conflict_eval_add_cli_commands(sub: Any) -> None:
     part. A command name another plugin or the core already uses is an error.
     Import the command's implementation inside its handler, so building the
     parser stays cheap. Returns nothing.
+    """
+
+
+@hookspec
+def conflict_eval_lmeval_exports() -> Mapping[str, Callable[..., Any]]:
+    """Functions the lm-eval task YAMLs call (``!function utils.<name>``).
+
+    Returns:
+        ``{name: function}``: prompts (``doc -> str``), result processors
+        (``(doc, results) -> {metric: value}``) and what the export asks of a
+        unit (``user_need_names() -> tuple``, ``user_need_system(doc) -> str``).
+        ``conflict_eval/lmeval/utils.py`` serves them by name, so the export
+        names no unit module. A name exported by two plugins is an error.
     """

@@ -58,7 +58,7 @@ _HOOKS: dict[Kind, str] = {
     "source": "conflict_eval_register_sources",
 }
 #: Hooks that extend a part of the core rather than register a kind of component.
-EXTENSION_HOOKS: tuple[str, ...] = ("conflict_eval_add_cli_commands",)
+EXTENSION_HOOKS: tuple[str, ...] = ("conflict_eval_add_cli_commands", "conflict_eval_lmeval_exports")
 
 
 #: The built-in plugins, registered in code as datasette registers its default plugins:
@@ -493,3 +493,22 @@ def add_plugin_commands(sub) -> None:
         plugin_manager().hook.conflict_eval_add_cli_commands(sub=sub)
     except argparse.ArgumentError as exc:  # a name taken by the core or another plugin
         raise PluginError(f"a plugin's conflict-eval command clashes with another: {exc}") from None
+
+
+def lmeval_exports() -> dict[str, Callable[..., Any]]:
+    """``{name: function}`` every plugin exports to lm-eval (hook ``conflict_eval_lmeval_exports``);
+    a name exported twice is a :class:`PluginError` naming both plugins."""
+    pm = plugin_manager()
+    out: dict[str, Callable[..., Any]] = {}
+    owner: dict[str, str] = {}
+    for impl in reversed(pm.hook.conflict_eval_lmeval_exports.get_hookimpls()):  # registration order
+        found = impl.function()
+        if not isinstance(found, dict):
+            raise PluginError(f"plugin {impl.plugin_name!r}: conflict_eval_lmeval_exports must return a mapping "
+                              f"{{name: function}}, got {type(found).__name__}")
+        for name, fn in found.items():
+            if name in out:
+                raise PluginError(f"lm-eval export {name!r} is exported by plugins {owner[name]!r} and "
+                                  f"{impl.plugin_name!r}")
+            out[name], owner[name] = fn, impl.plugin_name
+    return out
