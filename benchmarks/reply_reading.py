@@ -300,14 +300,14 @@ def read_robustrag(row: dict) -> Reading:
 def read_user_needs(row: dict) -> Reading:
     """``user_need_accuracy``: the ``<output>`` answer; a strict or near refusal is a refusal."""
     from conflict_eval.scorers.user_needs.parse import parse_output
-    from conflict_eval.scorers.user_needs.normalize import is_near_refusal, is_refusal
+    from conflict_eval.scorers.user_needs.normalize import is_i_dont_know, is_near_refusal
 
     p = parse_output(row["reply"])
     if _says_refusal(p):
         return Reading("refusal", reason=p.reason)
     if not p.ok:
         return Reading("failure", reason=p.reason)
-    if is_refusal(p.answer) or is_near_refusal(p.answer):
+    if is_i_dont_know(p.answer) or is_near_refusal(p.answer):
         return Reading("refusal")
     return Reading("value", norm(p.answer))
 

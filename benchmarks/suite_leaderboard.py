@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conflict_eval.report import build_leaderboard, load_prices, to_html, to_markdown
+from conflict_eval.report import build_leaderboard, to_html, to_markdown
 from conflict_eval.runs import ModelSpec, load_suite, run_suite
 
 RESULTS = Path(__file__).parent / "results"
@@ -90,7 +90,7 @@ def _offline_run(suite, tmp, args, out) -> None:
     ok, _ = run_suite(suite, tmp / "real", display="none")
     real_seconds = time.perf_counter() - start
     assert ok
-    board = build_leaderboard([tmp / "real"], load_prices())
+    board = build_leaderboard([tmp / "real"])
     out["offline_model_run"] = {
         "model": "conflict_eval/smollm2", "samples_per_task": args.limit, "max_tokens": args.max_tokens,
         "wall_seconds": round(real_seconds, 2),
@@ -112,7 +112,7 @@ def _scripted_copies(path, tmp, args, out) -> None:
     for k in range(1, args.copies):
         shutil.copytree(tmp / "scripted" / "copy-0", tmp / "scripted" / f"copy-{k}")
     start = time.perf_counter()
-    board = build_leaderboard([tmp / "scripted"], load_prices(), bootstrap=1000)
+    board = build_leaderboard([tmp / "scripted"], bootstrap=1000)
     lb_seconds = time.perf_counter() - start
     out["leaderboard_build"] = {
         "logs": board["stats"]["logs"], "samples_read": board["stats"]["samples_read"],

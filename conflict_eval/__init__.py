@@ -1,12 +1,13 @@
 """conflict-eval: knowledge-conflict methods, benchmarks and metrics for Inspect AI.
 
 Public API (stable): the plugin marker :data:`hookimpl`, the canonical
-records, the component lookups and :func:`compose_task`. Importing this
+records, the component lookups, :func:`compose_task` and
+:func:`declares_metric` (a dataset factory's own metric). Importing this
 package never imports torch.
 """
 
 from conflict_eval.components.markers import hookimpl, hookspec
-from conflict_eval.components.compose import compose_task
+from conflict_eval.components.compose import compose_task, declares_metric
 from conflict_eval.components.manager import (
     Component,
     PluginError,
@@ -47,6 +48,7 @@ __all__ = [
     "components",
     "compose_task",
     "convert_rows",
+    "declares_metric",
     "get_dataset",
     "get_method",
     "get_metric",

@@ -12,7 +12,7 @@ import pytest
 from conflict_eval.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "conflict-eval-example-plugin"
+EXAMPLE = REPO / "examples" / "plugin"
 
 
 def test_list(capsys):
@@ -138,12 +138,12 @@ def test_plugin_package_installed_from_folder(tmp_path):
                             capture_output=True, text=True, env={**os.environ, **env}, timeout=300)
     assert listed.returncode == 0, listed.stderr
     # column width follows the longest installed method name
-    assert re.search(r"evidence_only +from plugin example \[conflict-eval-example-plugin\]", listed.stdout)
-    assert "answered" in listed.stdout
+    assert re.search(r"verdict_first +from plugin example \[conflict-eval-example-plugin\]", listed.stdout)
+    assert "evidence_following" in listed.stdout and "capital_swaps" in listed.stdout
     log_dir = tmp_path / "logs"
     ran = subprocess.run(
         [sys.executable, "-m", "inspect_ai", "eval", "conflict_eval/run",
-         "-T", "method=evidence_only", "-T", "dataset=demo", "-T", "scorer=answered",
+         "-T", "method=verdict_first", "-T", "dataset=capital_swaps",
          "--model", "scripted/x", "--limit", "2", "--log-dir", str(log_dir),
          "--display", "none", "--log-format", "json"],
         capture_output=True, text=True, env={**os.environ, **env}, timeout=300)
@@ -151,8 +151,8 @@ def test_plugin_package_installed_from_folder(tmp_path):
     [log_file] = list(log_dir.glob("*.json"))
     log = json.loads(log_file.read_text())
     assert log["status"] == "success"
-    assert log["eval"]["task_args"]["method"] == "evidence_only"
-    assert log["results"]["scores"][0]["name"] == "answered"
+    assert log["eval"]["task_args"]["method"] == "verdict_first"
+    assert log["results"]["scores"][0]["name"] == "evidence_following"  # the dataset's declared metric
 
 
 def test_run_takes_path_as_option_or_flag(tmp_path, capsys, monkeypatch):

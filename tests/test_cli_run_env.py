@@ -60,11 +60,15 @@ def test_run_reads_a_dotenv_file(tmp_path):
     assert log.eval.model == "scripted/dotenv"
 
 
-@pytest.mark.parametrize("flag", ["-T", "-O"])
-def test_score_option_flag_and_alias(tmp_path, flag, capsys):
+@pytest.mark.parametrize("flag", ["-T"])
+def test_score_option_flag(tmp_path, flag, capsys):
     preds = tmp_path / "p.jsonl"
     preds.write_text(json.dumps({"predicted": "The Eiffel Tower!", "gold": "the eiffel tower"}) + "\n")
     assert main(["score", "--metric", "token_f1", flag, "normalizer=squad", "--json", str(preds)]) == 0
     assert json.loads(capsys.readouterr().out)["value"] == 1.0
     assert main(["score", "--metric", "token_f1", flag, "normaliser=squad", str(preds)]) == 2
     assert "did you mean 'normalizer'" in capsys.readouterr().err
+
+    # the old alias -O is gone: one flag for task, metric and scorer options
+    with pytest.raises(SystemExit):
+        main(["score", "--metric", "token_f1", "-O", "normalizer=squad", str(preds)])

@@ -15,7 +15,7 @@ from conflict_eval.cli import main
 from conflict_eval.components.manager import ENV_VAR, PluginError, clear_plugin_sources, components
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "conflict-eval-example-plugin" / "conflict_eval_example" / "__init__.py"
+EXAMPLE = REPO / "examples" / "plugin" / "conflict_eval_example" / "__init__.py"
 
 PLUGIN = '''
 from inspect_ai.model import ChatMessageUser
@@ -110,12 +110,23 @@ def test_plugin_flag_with_file_and_module(plugin_file, tmp_path, monkeypatch, ca
 
 
 def test_example_plugin_runs_with_plugin_flag(tmp_path, capsys):
-    """The example plugin's module works as a bare file too (`conflict-eval --plugin ... run`)."""
-    code = main(["--plugin", str(EXAMPLE), "run", "--method", "evidence_only", "--scorer", "answered",
-                 "--model", "scripted/x", "--limit", "2", "--log-dir", str(tmp_path / "logs"), "--display", "none"])
+    """The example plugin's package works as a directory too (`conflict-eval --plugin DIR run`).
+    A copy under other names: the installed example (README's test command) already
+    registers the originals, and a name registered twice is an error."""
+    import shutil
+
+    copy = tmp_path / "example_copy"
+    shutil.copytree(EXAMPLE.parent, copy)
+    init = copy / "__init__.py"
+    init.write_text(init.read_text().replace('"verdict_first"', '"verdict_first_copy"')
+                    .replace('"capital_swaps"', '"capital_swaps_copy"').replace('"evidence_following"',
+                                                                              '"evidence_following_copy"'))
+    code = main(["--plugin", str(copy), "run", "--method", "verdict_first_copy", "--dataset", "demo",
+                 "--scorer", "evidence_following_copy", "--model", "scripted/x", "-M", 'reply="VERDICT: A"',
+                 "--limit", "2", "--log-dir", str(tmp_path / "logs"), "--display", "none"])
     assert code == 0
-    assert "answered" in capsys.readouterr().out
-    assert components()["method"]["evidence_only"].plugin == "conflict_eval_example"
+    assert "evidence_following" in capsys.readouterr().out
+    assert components()["method"]["verdict_first_copy"].plugin == "example_copy"
 
 
 def test_env_var_with_several_entries_and_module_names(plugin_file, tmp_path, monkeypatch):

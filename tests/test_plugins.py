@@ -41,6 +41,8 @@ def test_every_hook_has_a_test():
 def test_hookimpl_marker_is_public():
     assert conflict_eval.hookimpl is hookimpl
     assert sorted(_hook_names()) == [
+        "conflict_eval_add_cli_commands",
+        "conflict_eval_lmeval_exports",
         "conflict_eval_register_datasets",
         "conflict_eval_register_methods",
         "conflict_eval_register_metrics",
@@ -163,6 +165,60 @@ def test_conflict_eval_register_sources(log_dir):
         assert "Echo: [1] echo " in model.script.calls[0][-1].text
     finally:
         unregister_plugin("thirdparty_sources")
+
+
+def test_conflict_eval_add_cli_commands(capsys):
+    """A third-party plugin adds a ``conflict-eval`` command as the built-ins do
+    (``atomr check-trees`` comes through the same hook); a taken name is an error."""
+    from conflict_eval.cli import main
+
+    def add(sub):
+        p = sub.add_parser("hello-plugin", help="say hello")
+        p.add_argument("--name", default="world")
+        p.set_defaults(fn=lambda args: print(f"hello {args.name}") or 0)
+
+    register_plugin(_make_plugin(conflict_eval_add_cli_commands=add), "thirdparty_cli")
+    try:
+        assert main(["hello-plugin", "--name", "houses"]) == 0
+        assert capsys.readouterr().out.strip() == "hello houses"
+    finally:
+        unregister_plugin("thirdparty_cli")
+
+    def clash(sub):
+        sub.add_parser("suite")
+
+    register_plugin(_make_plugin(conflict_eval_add_cli_commands=clash), "clashing_cli")
+    try:
+        with pytest.raises(PluginError, match="suite"):
+            from conflict_eval.cli.main import build_parser
+
+            build_parser()
+    finally:
+        unregister_plugin("clashing_cli")
+
+
+def test_conflict_eval_lmeval_exports():
+    """A plugin's lm-eval functions are served by name from the export's utils module
+    (as `!function utils.<name>` asks), beside the built-ins'; a name exported twice is an error."""
+    from conflict_eval.lmeval import utils
+
+    def shout_prompt(doc):
+        return utils.record(doc).question.upper()
+
+    register_plugin(_make_plugin(conflict_eval_lmeval_exports=lambda: {"shout_prompt": shout_prompt}), "lm_x")
+    try:
+        assert utils.shout_prompt is shout_prompt
+        assert callable(utils.cot_prompt) and callable(utils.process_end_to_end)  # the built-ins' exports
+        with pytest.raises(AttributeError, match="no plugin exports it"):
+            utils.no_such_export
+    finally:
+        unregister_plugin("lm_x")
+    register_plugin(_make_plugin(conflict_eval_lmeval_exports=lambda: {"cot_prompt": shout_prompt}), "lm_dup")
+    try:
+        with pytest.raises(PluginError, match="'cot_prompt' is exported by plugins"):
+            utils.exports()
+    finally:
+        unregister_plugin("lm_dup")
 
 
 def test_duplicate_name_names_both_plugins():

@@ -37,19 +37,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     add_run(sub)  # list, run, score
-
-    from conflict_eval.plugins.polluted_kb.cli import add_cli_commands as add_polluted_kb
-
-    add_polluted_kb(sub)  # build-polluted-kb
-
-    from conflict_eval.plugins.user_needs.cli import add_cli_commands as add_user_needs
-
-    add_user_needs(sub)  # user-needs generate / prescreen / curves
-
-    from conflict_eval.plugins.atomr.cli import add_cli_commands as add_atomr
-
-    add_atomr(sub)  # atomr check-trees
-
     add_suite(sub)  # suite run/show/status/estimate
     add_leaderboard(sub)  # leaderboard
     add_compare(sub)  # compare A B (paired, any Inspect logs)
@@ -58,14 +45,23 @@ def build_parser() -> argparse.ArgumentParser:
     add_reproduce(sub)  # reproduce list / reproduce CARD
 
     add_index(sub)  # index build / info
+
+    from conflict_eval.components.manager import add_plugin_commands
+
+    # the units' own commands, through the plugin hook (built-ins: build-polluted-kb,
+    # user-needs generate / prescreen / curves, atomr check-trees; third-party plugins too)
+    add_plugin_commands(sub)
     return parser
 
 
-def _load_plugin_flags(args: argparse.Namespace) -> None:
-    """``--plugin`` sources, loaded next to the entry-point plugins."""
+def _load_plugin_flags(argv: list[str]) -> None:
+    """``--plugin`` sources, loaded next to the entry-point plugins before the parser is
+    built, so that their commands (hook ``conflict_eval_add_cli_commands``) are on it."""
     from conflict_eval.components.manager import add_plugin_source
 
-    for spec in getattr(args, "plugin", None) or []:
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--plugin", action="append", default=[])
+    for spec in pre.parse_known_args(argv)[0].plugin:
         add_plugin_source(spec)
 
 
@@ -102,9 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv
     if debug:  # accepted after the subcommand too
         argv = [a for a in argv if a != "--debug"]
-    args = build_parser().parse_args(argv)
+    args = argparse.Namespace()
     try:
-        _load_plugin_flags(args)
+        _load_plugin_flags(argv)
+        args = build_parser().parse_args(argv)
         if getattr(args, "json", False):  # stdout carries the JSON alone (Inspect's banner goes to stderr)
             args.json_out = sys.stdout
             with contextlib.redirect_stdout(sys.stderr):

@@ -285,8 +285,8 @@ def add_cli_commands(sub) -> None:
     p.add_argument("--metric", required=True)
     p.add_argument("--pred-field", default="predicted")
     p.add_argument("--gold-field", default="gold")
-    p.add_argument("-T", "-O", dest="option", action="append", default=[], metavar="NAME=VALUE",
-                   help="metric option, e.g. -T normalizer=atomr (the same flag as run; -O is the old alias)")
+    p.add_argument("-T", dest="option", action="append", default=[], metavar="NAME=VALUE",
+                   help="metric option, e.g. -T normalizer=atomr_authors (the same flag as run)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_score)
 

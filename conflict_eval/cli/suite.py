@@ -8,21 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from conflict_eval.cli.options import parse_pairs, print_json
-from conflict_eval.runs.spec import _MODEL_RE, ModelSpec, SuiteError, load_suite
+from conflict_eval.runs.spec import ModelSpec, SuiteError, load_suite, model_problem
 
 
 def _models(args) -> list[ModelSpec] | None:
     if not args.model:
         return None
-    bad = [m for m in args.model if not _MODEL_RE.match(m)]
-    if bad:
-        raise SuiteError(f"bad model string(s) {', '.join(map(repr, bad))}: expected 'provider/model-name'")
-    from conflict_eval.runs.registered import provider_known
-
     for m in args.model:
-        if not provider_known(m.split("/", 1)[0]):
-            raise SuiteError(f"bad --model {m!r}: unknown provider {m.split('/', 1)[0]!r} (Inspect has no model API "
-                             "of that name; check the spelling, e.g. openai/..., or install its package)")
+        problem = model_problem(m)
+        if problem:
+            raise SuiteError(f"--model: {problem}")
     extra = parse_pairs(args.model_arg, "-M")
     return [ModelSpec(m, args.max_connections, extra) for m in args.model]
 

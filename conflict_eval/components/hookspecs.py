@@ -2,10 +2,14 @@
 
 A plugin is any module or object with functions decorated by
 ``@conflict_eval.hookimpl``, published under the ``conflict_eval`` entry-point
-group. Built-in plugins are published the same way (see pyproject.toml).
+group. Built-in plugins implement the same hooks and are registered in code
+(``components.manager.DEFAULT_PLUGINS``).
 
-Every hook is called once per plugin with no arguments and returns a mapping
-from a public name to a factory. None of the hooks is ``firstresult`` or
+The ``register`` hooks are called once per plugin with no arguments and
+return a mapping from a public name to a factory; each is a kind of component
+(``components.manager.KINDS``). The other two hand a plugin a part of the
+core to extend: the command line (``add_cli_commands``) and the lm-eval
+export (``lmeval_exports``). None of the hooks is ``firstresult`` or
 ``historic``: the results of all plugins are merged, and a name registered by
 two plugins is an error that names both.
 
@@ -68,4 +72,36 @@ def conflict_eval_register_sources() -> Mapping[str, Callable[..., Any]]:
         ``name`` and ``search(query: str, k: int) -> list[Hit]`` (see
         ``conflict_eval.retrieval.sources.KnowledgeSource``), e.g. a text
         corpus, a knowledge graph or a web search adapter.
+    """
+
+
+@hookspec
+def conflict_eval_add_cli_commands(sub: Any) -> None:
+    """Add a plugin's own ``conflict-eval`` sub-commands (``conflict-eval atomr
+    check-trees``, ``conflict-eval user-needs curves``, ...).
+
+    Args:
+        sub: the ``argparse`` sub-parsers action of the ``conflict-eval`` parser.
+            Add commands with ``sub.add_parser(name, help=...)`` and give each
+            ``set_defaults(fn=handler)``, where ``handler(args) -> int`` returns the
+            exit code (raise ``ValueError`` for a user error: exit 2, one line).
+
+    Called once per plugin when the command line is built, after the core's own
+    commands; plugins given with ``--plugin`` or ``CONFLICT_EVAL_PLUGINS`` take
+    part. A command name another plugin or the core already uses is an error.
+    Import the command's implementation inside its handler, so building the
+    parser stays cheap. Returns nothing.
+    """
+
+
+@hookspec
+def conflict_eval_lmeval_exports() -> Mapping[str, Callable[..., Any]]:
+    """Functions the lm-eval task YAMLs call (``!function utils.<name>``).
+
+    Returns:
+        ``{name: function}``: prompts (``doc -> str``), result processors
+        (``(doc, results) -> {metric: value}``) and what the export asks of a
+        unit (``user_need_names() -> tuple``, ``user_need_system(doc) -> str``).
+        ``conflict_eval/lmeval/utils.py`` serves them by name, so the export
+        names no unit module. A name exported by two plugins is an error.
     """

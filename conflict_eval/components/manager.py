@@ -1,7 +1,9 @@
 """The plugin manager: finds plugins, merges what they register, looks names up.
 
-Plugins (built-in and third-party alike) are loaded from the ``conflict_eval``
-entry-point group. Plugins that are not packaged load next to them from
+Built-in plugins are registered in code, from :data:`DEFAULT_PLUGINS` (as
+datasette lists its default plugins), before the third-party plugins, which
+load from the ``conflict_eval`` entry-point group. Plugins that are not
+packaged load next to them from
 
 * ``CONFLICT_EVAL_PLUGINS``: ``os.pathsep``-separated Python files (``x.py``,
   or a package directory with an ``__init__.py``) or importable module names;
@@ -55,6 +57,8 @@ _HOOKS: dict[Kind, str] = {
     "metric": "conflict_eval_register_metrics",
     "source": "conflict_eval_register_sources",
 }
+#: Hooks that extend a part of the core rather than register a kind of component.
+EXTENSION_HOOKS: tuple[str, ...] = ("conflict_eval_add_cli_commands", "conflict_eval_lmeval_exports")
 
 
 #: The built-in plugins, registered in code as datasette registers its default plugins:
@@ -219,7 +223,7 @@ def _new_manager() -> pluggy.PluginManager:
         if not pm.get_hookcallers(module):
             warnings.warn(
                 f"{setting}: {spec!r} implements none of the conflict_eval hooks "
-                f"({', '.join(_HOOKS.values())}, each marked with @conflict_eval.hookimpl); "
+                f"({', '.join((*_HOOKS.values(), *EXTENSION_HOOKS))}, each marked with @conflict_eval.hookimpl); "
                 "it registers nothing", PluginWarning, stacklevel=2)
     for plugin, name in _extra_plugins:
         if pm.get_plugin(name) is not None or pm.is_registered(plugin):
@@ -241,7 +245,7 @@ def _plugin_names(pm: pluggy.PluginManager) -> list[str]:
 
 def _check_hooks(pm: pluggy.PluginManager) -> None:
     """Fail on hook implementations that match no spec (e.g. a typo)."""
-    known = set(_HOOKS.values())
+    known = {*_HOOKS.values(), *EXTENSION_HOOKS}
     problems = []
     for name, plugin in pm.list_name_plugin():
         for attr in dir(plugin):
@@ -478,3 +482,33 @@ def get_metric(name: str) -> Component:
 
 def get_source(name: str) -> Component:
     return lookup("source", name)
+
+
+def add_plugin_commands(sub) -> None:
+    """Every plugin's own ``conflict-eval`` sub-commands (hook ``conflict_eval_add_cli_commands``);
+    a command name used twice is a :class:`PluginError` naming it."""
+    import argparse
+
+    try:
+        plugin_manager().hook.conflict_eval_add_cli_commands(sub=sub)
+    except argparse.ArgumentError as exc:  # a name taken by the core or another plugin
+        raise PluginError(f"a plugin's conflict-eval command clashes with another: {exc}") from None
+
+
+def lmeval_exports() -> dict[str, Callable[..., Any]]:
+    """``{name: function}`` every plugin exports to lm-eval (hook ``conflict_eval_lmeval_exports``);
+    a name exported twice is a :class:`PluginError` naming both plugins."""
+    pm = plugin_manager()
+    out: dict[str, Callable[..., Any]] = {}
+    owner: dict[str, str] = {}
+    for impl in reversed(pm.hook.conflict_eval_lmeval_exports.get_hookimpls()):  # registration order
+        found = impl.function()
+        if not isinstance(found, dict):
+            raise PluginError(f"plugin {impl.plugin_name!r}: conflict_eval_lmeval_exports must return a mapping "
+                              f"{{name: function}}, got {type(found).__name__}")
+        for name, fn in found.items():
+            if name in out:
+                raise PluginError(f"lm-eval export {name!r} is exported by plugins {owner[name]!r} and "
+                                  f"{impl.plugin_name!r}")
+            out[name], owner[name] = fn, impl.plugin_name
+    return out

@@ -7,7 +7,7 @@ and a reproducibility block from any number of Inspect logs.
 Modules, in the direction they depend on each other:
 
 * :mod:`.accounting` -- model calls and tokens per sample, counted from the logs' model events;
-* :mod:`.costs` -- prices: Inspect's recorded cost, ``--model-cost-config``, the fallback price file;
+* prices come from :mod:`conflict_eval.pricing` (one ladder for the page, the estimate and the budget);
 * :mod:`.grouping` -- the three grouping keys (task label, sample group, row key) and path display;
 * :mod:`.logs` -- reading logs through ``inspect_ai.analysis``, de-duplication, completeness;
 * :mod:`.stats` -- metrics, intervals (Wilson / bootstrap / Clopper-Pearson), paired comparisons, ties;
@@ -19,7 +19,6 @@ The ``leaderboard`` command lives in :mod:`conflict_eval.cli.leaderboard`.
 """
 
 from .build import IncompleteLogsError, build_leaderboard, write_leaderboard
-from .costs import load_model_cost_config, load_prices, price_for, sample_cost_usd
 from .format import model_colours
 from .html import to_html
 from .markdown import to_markdown
@@ -32,8 +31,8 @@ from .stats import Comparison, MetricSummary, Row, aggregate, paired_comparisons
 
 __all__ = [
     "Comparison", "IncompleteLogsError", "MetricSummary", "Row", "SampleRecord", "aggregate", "build_leaderboard",
-    "canonical_task_name", "deduplicate", "load_model_cost_config", "load_prices",
-    "model_colours", "paired_comparisons", "price_for", "provenance", "read_records", "reproduce_command",
-    "sample_cost_usd", "sample_group", "score_values", "short_heads", "summarise_metric", "task_key",
+    "canonical_task_name", "deduplicate",
+    "model_colours", "paired_comparisons", "provenance", "read_records", "reproduce_command", "sample_group",
+    "score_values", "short_heads", "summarise_metric", "task_key",
     "write_leaderboard", "to_html", "to_markdown", "to_csv", "to_json", "conflict_types_csv", "paired_csv",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .costs import as_prices, load_model_cost_config, load_prices
+from conflict_eval.pricing import PriceTable
 from .grouping import short_heads
 from .logs import completeness, deduplicate, read_records
 from .spend import cell_spend, rerun_share, unread_requests
@@ -26,25 +26,28 @@ class IncompleteLogsError(ValueError):
             "`inspect eval-retry`), or pass --allow-incomplete to show them marked done/total:\n" + "\n".join(lines))
 
 
-def build_leaderboard(log_dirs: list[str | Path], prices: dict | None = None, bootstrap: int = 1000,
-                      seed: int = 0, cost_config: dict | None = None, *,
+def build_leaderboard(log_dirs: list[str | Path], prices: PriceTable | dict | str | None = None,
+                      bootstrap: int = 1000, seed: int = 0, cost_config: dict | str | None = None, *,
                       allow_incomplete: bool = False, judge_gold: str | Path | None = None,
                       alpha: float = ALPHA, adjustment: str = "holm") -> dict[str, Any]:
     """Read, de-duplicate and aggregate.
+
+    ``prices``: a :class:`~conflict_eval.pricing.PriceTable` (then ``cost_config`` is
+    ignored), or a price file / ``models:`` mapping parsed with ``cost_config`` here.
 
     Returns ``{"rows", "comparisons", "provenance", "stats", "heads", "ranks"}``.
     Raises :class:`IncompleteLogsError` when a cell's logs are incomplete or
     errored, unless ``allow_incomplete`` (then such cells are marked).
     """
-    records, stats = read_records(log_dirs, cost_config=cost_config, prices=prices)
+    table = prices if isinstance(prices, PriceTable) else PriceTable.load(cost_config, prices)
+    records, stats = read_records(log_dirs, table)
     evals = stats.pop("evals", {})
     attempts, logs = stats.pop("attempts", []), stats.pop("kept", [])
     kept, dropped = deduplicate(records)
     stats["duplicates_dropped"] = dropped
     status = completeness(kept, evals)
     # $ total: every call Inspect recorded in the log headers (report.spend)
-    spent = cell_spend(evals, records, load_model_cost_config(cost_config or {}),
-                       load_prices() if prices is None else as_prices(prices), attempts, logs)
+    spent = cell_spend(evals, records, table, attempts, logs)
     heads = {}  # task -> the headline Inspect resolved (the same in every log of a task, or the first found)
     for ev in sorted(evals.values(), key=lambda e: e.created):
         if ev.header.get("headline"):
@@ -85,8 +88,8 @@ def write_leaderboard(log_dirs: list[str | Path], out_dir: str | Path, *, prices
     from .markdown import to_markdown
     from .tables import conflict_types_csv, paired_csv, to_csv, to_json
 
-    cost_config = load_model_cost_config(cost_config_path) if cost_config_path else None
-    board = build_leaderboard(log_dirs, load_prices(prices_path), bootstrap, seed, cost_config=cost_config,
+    table = PriceTable.load(cost_config_path, prices_path)  # parsed once, here
+    board = build_leaderboard(log_dirs, table, bootstrap, seed,
                               allow_incomplete=allow_incomplete, judge_gold=judge_gold, alpha=alpha,
                               adjustment=adjustment)
     if not board["rows"]:

@@ -35,7 +35,6 @@ from typing import Any
 
 from .done import is_done
 from conflict_eval.components.endpoint import redact
-from .costs import as_prices, load_model_cost_config, load_prices, sample_cost_usd
 from .grouping import display_value, row_key, sample_group, task_key
 
 PARSE_KEY = "parse_failure"
@@ -139,7 +138,7 @@ class EvalFacts:
 
 def _header(log) -> dict[str, Any]:
     """One log header as a JSON-safe dict (the ``evals_df`` column)."""
-    from .batch_prices import batched_models
+    from conflict_eval.pricing import batched_models
 
     ev, plan, stats, res = log.eval, log.plan, log.stats, log.results
     # as Inspect merges them for the evaluated model: the eval's generate config over the model's own
@@ -228,16 +227,17 @@ def _log_name(log: str, roots: list[Path]) -> str:
     return p.name
 
 
-def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
-                 prices: dict | None = None) -> tuple[list[SampleRecord], dict[str, Any]]:
-    """Every sample of every log under ``log_dirs`` (before de-duplication)."""
+def read_records(log_dirs: list[str | Path], prices=None) -> tuple[list[SampleRecord], dict[str, Any]]:
+    """Every sample of every log under ``log_dirs`` (before de-duplication), priced with
+    ``prices`` (a :class:`~conflict_eval.pricing.PriceTable`; ``None``: the packaged one)."""
+    from conflict_eval.pricing import PriceTable
+
     from inspect_ai.analysis import SampleColumn, samples_df
     from inspect_ai.log import list_eval_logs
 
     from conflict_eval.report.accounting import sample_cost
 
-    cost_config = load_model_cost_config(cost_config or {})
-    prices = load_prices() if prices is None else as_prices(prices)
+    table = PriceTable.of(prices)
     paths: list[str] = []
     for log_dir in log_dirs:
         if not Path(log_dir).is_dir():
@@ -259,11 +259,13 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
         cluster = metadata_value(sample.metadata, cluster_key) if cluster_key else None
         c = sample_cost(sample)
         usage = sample.model_usage or {}
-        usd, src = sample_cost_usd(usage, cost_config, prices)
         retried = retry_usage(sample)
-        retry_usd = sample_cost_usd(retried, cost_config, prices)[0] if retried else 0.0
-        by_model = {m: sample_cost_usd({m: u}, cost_config, prices)[0] for m, u in usage.items()}
-        retry_by_model = {m: sample_cost_usd({m: u}, cost_config, prices)[0] for m, u in retried.items()}
+        # list prices here; the log's batched models get their discount in at_batch_prices
+        priced = table.usage_usd(usage)
+        usd, src = priced.usd, priced.source
+        retry_usd = table.usage_usd(retried).usd if retried else 0.0
+        by_model = {m: table.usd(m, u).usd for m, u in usage.items()}
+        retry_by_model = {m: table.usd(m, u).usd for m, u in retried.items()}
         return json.dumps({
             "id": str(sample.id), "epoch": sample.epoch, "values": values, "parse": parse,
             "ok": is_done(sample), "group": sample_group(sample.metadata),
@@ -283,7 +285,7 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
     records = []
     for row in rows:
         ev, f = evals[row["eval_id"]], json.loads(row["ce_facts"])
-        f = at_batch_prices(f, ev)
+        f = at_batch_prices(f, ev, table)
         records.append(SampleRecord(
             model=ev.model, task=ev.task, seed=ev.seed, sample_id=f["id"], epoch=int(f["epoch"]), ok=f["ok"],
             completed=ev.completed, values=f["values"], parse_failure=f["parse"], group=f["group"],
@@ -296,24 +298,22 @@ def read_records(log_dirs: list[str | Path], *, cost_config: dict | None = None,
     return records, stats
 
 
-def at_batch_prices(f: dict, ev: EvalFacts) -> dict:
+def at_batch_prices(f: dict, ev: EvalFacts, table) -> dict:
     """A sample's costs with the calls of the log's batched models
-    (:func:`.batch_prices.batched_models`) at their batch price
-    (:func:`.batch_prices.batch_price`; Inspect prices every call at the list price)."""
-    from .batch_prices import batch_discount, batch_price
-
+    (:func:`conflict_eval.pricing.batched_models`) at their batch price
+    (:meth:`conflict_eval.pricing.PriceTable.batch_usd`; Inspect prices every call at the list price)."""
     batched = ev.header["batched_models"]
     if not batched or f["cost"] is None:
         return f
 
     def priced(by_model: dict) -> float | None:
-        usd = [batch_price(m, c, m in batched) for m, c in by_model.items()]
+        usd = [table.batch_usd(m, c, m in batched) for m, c in by_model.items()]
         return None if None in usd else sum(usd, 0.0)
 
     retry = priced(f["retry_by_model"]) if f["retry_cost"] is not None else None
     return {**f, "cost": priced(f["by_model"]), "retry_cost": retry,
             "cost_source": f"{f['cost_source']}, batch " + ", ".join(
-                (f"x{fr:g}" if (fr := batch_discount(m)[0]) is not None else "n/a")
+                (f"x{fr:g}" if (fr := table.batch_fraction(m)[0]) is not None else "n/a")
                 + (f" {m}" if len(batched) > 1 else "") for m in batched)}
 
 

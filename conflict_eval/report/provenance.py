@@ -99,7 +99,7 @@ def _estimate(evs: list[EvalFacts]) -> dict[str, Any] | None:
             total[k] = None if v is None or total.get(k, 0) is None else total.get(k, 0) + v
     per_sample = dict(ests[0].get("per_sample") or {})
     if any(e.get("price_source") == "price file" and (e.get("total") or {}).get("cost_usd") == 0 for e in ests):
-        per_sample["cost_usd"] = total["cost_usd"] = None  # a zero fallback price: unknown, as in report.costs
+        per_sample["cost_usd"] = total["cost_usd"] = None  # a zero fallback price: unknown, as in conflict_eval.pricing
     return {"per_sample": per_sample, "total": total}
 
 

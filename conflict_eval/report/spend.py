@@ -5,7 +5,7 @@ every call the run made, including those of samples cancelled in flight (a
 Ctrl-C, SIGTERM or budget stop) and, when ``eval_set`` resumes a log in
 place, the calls of the interrupted attempt. A cell's ``$ total`` is the sum
 over its log files of those header records (:func:`log_cost`), priced as
-:mod:`.costs` prices them; a log whose header holds no usage (killed before
+:class:`conflict_eval.pricing.PriceTable` prices them; a log whose header holds no usage (killed before
 Inspect wrote it) counts the usage of the samples it flushed instead. The
 suite budget (:mod:`conflict_eval.runs.budget`) counts spend with the same
 function, so the page, the budget counter and the log headers agree.
@@ -29,7 +29,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from .costs import sample_cost_usd
+from conflict_eval.pricing import PriceTable, batched_models
 
 ATTEMPTS = "attempts"  # the folder (inside a log folder) of superseded attempts' logs
 
@@ -59,14 +59,12 @@ def uncarried_usage(log, carried: set[str]) -> dict[str, Any]:
     return out
 
 
-def attempts_spend(attempts: list[str], kept: list[str], cost_config: dict, prices: dict, *,
+def attempts_spend(attempts: list[str], kept: list[str], prices: PriceTable, *,
                    upper_bound: bool = False) -> list[tuple[Any, dict[str, float | None]]]:
     """``[(attempt log, {model: $})]``: what each superseded attempt in ``attempts`` paid
     for beyond the ``kept`` logs' samples (:func:`uncarried_usage`), priced as
     :func:`header_spend` prices a header. The page and the budget both count it."""
     from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
-
-    from .batch_prices import batched_models
 
     if not attempts:
         return []
@@ -75,7 +73,7 @@ def attempts_spend(attempts: list[str], kept: list[str], cost_config: dict, pric
     for path in sorted(attempts):
         log = read_eval_log(path)
         usage = {m: u.model_dump() for m, u in uncarried_usage(log, carried).items()}
-        out.append((log, header_spend(usage, batched_models(log), cost_config, prices, upper_bound=upper_bound)))
+        out.append((log, header_spend(usage, batched_models(log), prices, upper_bound=upper_bound)))
     return out
 
 
@@ -85,29 +83,26 @@ def _usages(raw: dict[str, Any]) -> dict[str, Any]:
     return {m: u if isinstance(u, ModelUsage) else ModelUsage(**u) for m, u in (raw or {}).items()}
 
 
-def log_cost(model_usage: dict[str, Any], cost_config: dict, prices: dict) -> float | None:
-    """$ of one log header's ``model_usage`` (0.0 when it records none; None when unpriced)."""
+def log_cost(model_usage: dict[str, Any], prices: PriceTable) -> float | None:
+    """$ of one log header's ``model_usage`` at list prices (0.0 when it records none; None when unpriced)."""
     usage = _usages(model_usage)
     if not usage:
         return 0.0
-    return sample_cost_usd(usage, cost_config, prices)[0]
+    return prices.usage_usd(usage).usd
 
 
-def header_spend(model_usage: dict[str, Any], batched: list[str] | set[str], cost_config: dict,
-                 prices: dict, *, upper_bound: bool = False) -> dict[str, float | None]:
+def header_spend(model_usage: dict[str, Any], batched: list[str] | set[str], prices: PriceTable, *,
+                 upper_bound: bool = False) -> dict[str, float | None]:
     """``{model: $}`` of one log header's ``model_usage`` (None when unpriced), the calls
-    of each model in ``batched`` (:func:`.batch_prices.batched_models`) at its batch price
-    (:func:`.batch_prices.batch_price`): Inspect prices the header at list price. The page's
-    ``$ total`` (:func:`cell_spend`) and the suite budget
+    of each model in ``batched`` (:func:`conflict_eval.pricing.batched_models`) at its batch
+    price (:meth:`conflict_eval.pricing.PriceTable.usd`): Inspect prices the header at list
+    price. The page's ``$ total`` (:func:`cell_spend`) and the suite budget
     (:func:`conflict_eval.runs.budget.spent_in_logs`, ``upper_bound=True``) both count spend with this."""
-    from .batch_prices import batch_price
-
-    return {model: batch_price(model, log_cost({model: usage}, cost_config, prices), model in batched,
-                               upper_bound=upper_bound)
-            for model, usage in (model_usage or {}).items()}
+    return {model: prices.usd(model, usage, batched=model in batched, upper_bound=upper_bound).usd
+            for model, usage in _usages(model_usage).items()}
 
 
-def cell_spend(evals: dict[str, Any], records: list, cost_config: dict, prices: dict,
+def cell_spend(evals: dict[str, Any], records: list, prices: PriceTable,
                attempts: list[str] = (), kept: list[str] = ()) -> dict[tuple, float | None]:
     """``{(model, task): $ total}`` over every log file of each cell and the superseded
     ``attempts`` set aside beside the ``kept`` logs (see module docstring)."""
@@ -130,12 +125,12 @@ def cell_spend(evals: dict[str, Any], records: list, cost_config: dict, prices: 
         usage = ev.header.get("model_usage") or {}
         # (the flushed sample costs are at batch prices already, report.logs.at_batch_prices)
         if usage:
-            per_model = header_spend(usage, ev.header["batched_models"], cost_config, prices).values()
+            per_model = header_spend(usage, ev.header["batched_models"], prices).values()
             cost = None if None in per_model else sum(per_model)
         else:
             cost = flushed.get(ev.log, 0.0)
         out[k] = None if cost is None or out.get(k, 0.0) is None else out.get(k, 0.0) + cost
-    for log, per_model in attempts_spend(list(attempts), list(kept), cost_config, prices):
+    for log, per_model in attempts_spend(list(attempts), list(kept), prices):
         k = row_key(log.eval.model, cell_label(log))
         cost = None if None in per_model.values() else sum(per_model.values(), 0.0)
         if k in out:  # an attempt of a cell with no kept log is not on the page

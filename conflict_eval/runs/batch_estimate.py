@@ -1,7 +1,7 @@
 """Live and batch cost side by side, and what batching costs in time for multi-turn methods.
 
-A batch API bills at a discount (``conflict_eval/prices.yaml`` ``batch:``,
-see :mod:`conflict_eval.report.batch_prices`) but answers a batch within its
+A batch API bills at a discount (``conflict_eval/pricing/prices.yaml`` ``batch:``,
+priced by :meth:`conflict_eval.pricing.PriceTable.usd`, as the page prices logs) but answers a batch within its
 completion window (24 hours for OpenAI, Anthropic, Google and Together), not
 in seconds. A method that makes sequential calls per sample -- Micro-Act's
 turns, AtomR's tree steps, MADAM-RAG's debate rounds, a model-graded
@@ -81,15 +81,20 @@ def round_trips(method: str, options: dict[str, Any], calls_per_sample: float) -
 
 
 def batch_view(model: str, batch: Any, estimate, method: str, options: dict[str, Any],
-               calls_per_sample: float | None = None) -> BatchView:
-    """The batch view of one cell's :class:`~conflict_eval.runs.estimate.Estimate`."""
-    from conflict_eval.report.batch_prices import batch_discount, batch_price, batched
+               calls_per_sample: float | None = None, prices=None) -> BatchView:
+    """The batch view of one cell's :class:`~conflict_eval.runs.estimate.Estimate`: its
+    tokens priced batched by :meth:`conflict_eval.pricing.PriceTable.usd` (``prices``;
+    ``None``: the packaged table)."""
+    from conflict_eval.pricing import PriceTable, batched
+    from conflict_eval.runs.estimate import estimated_usage
 
+    table = PriceTable.of(prices)
     live = estimate.cost_usd
+    batch_usd = None if live is None else table.usd(
+        model, estimated_usage(model, estimate.input_tokens, estimate.output_tokens), batched=True).usd
     calls = estimate.per_sample().calls if calls_per_sample is None else calls_per_sample
     trips, steps = round_trips(method, options, calls)
-    return BatchView(batched(model, batch), live, batch_price(model, live, True), batch_discount(model)[1],
-                     trips, steps)
+    return BatchView(batched(model, batch), live, batch_usd, table.batch_fraction(model)[1], trips, steps)
 
 
 def _usd(x: float | None) -> str:
@@ -139,7 +144,7 @@ def render(rows: list[tuple[str, str, Any, BatchView]]) -> str:
     lines.append("")
     for key, n in sources.items():
         lines.append(f"[{n}] prices: {key}")
-    lines.append("$ batch = $ live x (1 - the provider's batch discount, conflict_eval/prices.yaml `batch:`), "
+    lines.append("$ batch = $ live x (1 - the provider's batch discount, the price file's `batch:`), "
                  "n/a where no discount is published; 'run' says how the suite's model setting runs the cell.")
     if notes:
         lines.append(f"* multi-turn: sequential batch round trips per sample, each waiting up to one "
@@ -151,18 +156,22 @@ def render(rows: list[tuple[str, str, Any, BatchView]]) -> str:
 def suite_rows(suite, *, shard=None, models=None, limit=None, model_cost_config=None):
     """``[(model, label, Estimate, BatchView, problem)]`` for every cell of a suite. A task
     whose data cannot be loaded here (not downloaded, or it needs a ``path``) is still
-    listed, with no figures and the reason, so its round trips show."""
+    listed, with no figures and the reason, so its round trips show. ``model_cost_config``
+    (a file or mapping, else the suite's) is parsed once, here."""
     from dataclasses import replace
 
-    from conflict_eval.runs.estimate import Estimate, load_profiles, model_price, profile_key
+    from conflict_eval.pricing import PriceTable
+    from conflict_eval.runs.estimate import Estimate, load_profiles, profile_key
     from conflict_eval.runs.run import build_cells
+
+    prices = PriceTable.of(model_cost_config if model_cost_config is not None else suite.eval.get("model_cost_config"))
 
     specs = models or suite.models
     rows = []
     for spec in suite.tasks:
         one = replace(suite, tasks=[spec])
         try:
-            cells = build_cells(one, shard, models=specs, limit=limit, model_cost_config=model_cost_config,
+            cells = build_cells(one, shard, models=specs, limit=limit, prices=prices,
                                 connect=False)
         except Exception as exc:  # noqa: BLE001 -- shown on the row; the rest of the suite is still estimated
             from conflict_eval.records.errors import data_needed
@@ -176,8 +185,9 @@ def suite_rows(suite, *, shard=None, models=None, limit=None, model_cost_config=
             for m in specs:
                 for seed in spec.seeds:
                     label = spec.label + (f" seed={seed}" if seed is not None else "")
-                    est = Estimate(0, 0, 0, None, 0, "no data", model_price(m.model, model_cost_config)[1])
-                    view = batch_view(m.model, m.batch, est, method, spec.args, calls_per_sample=calls)
+                    est = Estimate(0, 0, 0, None, 0, "no data", prices.price(m.model).source)
+                    view = batch_view(m.model, m.batch, est, method, spec.args, calls_per_sample=calls,
+                                      prices=prices)
                     rows.append((m.model, label, est, view, reason))
             continue
         for c in cells:
@@ -185,7 +195,7 @@ def suite_rows(suite, *, shard=None, models=None, limit=None, model_cost_config=
             method = profile_key(c.task.name, meta)
             options = {**spec.args, **(meta.get("options") or {})}
             rows.append((c.model.model, c.label, c.estimate,
-                         batch_view(c.model.model, c.model.batch, c.estimate, method, options), None))
+                         batch_view(c.model.model, c.model.batch, c.estimate, method, options, prices=prices), None))
     return rows
 
 
@@ -211,4 +221,15 @@ def rows_json(rows) -> dict[str, Any]:
     for cell, (_, _, _, v, p) in zip(data["cells"], rows):
         cell.update(v.as_json())
         cell["problem"] = p
-    return data  # the total keeps estimates_json's shape; the batch figures are per cell
+    views = [v for *_, v, _ in rows]
+
+    def total(values: list) -> float | None:  # None when a cell has no price: never a partial sum
+        return None if None in values else round(sum(values, 0.0), 6)
+
+    runs = {"batch" if v.batched else "live" for v in views}
+    data["total"].update({
+        "live_usd": total([v.live_usd for v in views]), "batch_usd": total([v.batch_usd for v in views]),
+        "run_usd": total([v.run_usd for v in views]),
+        # which of the two the suite's model settings run at ("mixed": some cells batched, some live)
+        "applies": runs.pop() if len(runs) == 1 else ("mixed" if runs else None)})
+    return data

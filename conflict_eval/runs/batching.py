@@ -5,18 +5,15 @@ The value is Inspect's ``GenerateConfig.batch`` and is passed to it unchanged
 integer (the batch size), or a mapping of ``BatchConfig`` fields (``size``,
 ``max_size``, ``send_delay``, ``tick``, ``max_batches``,
 ``max_consecutive_check_failures``). Inspect batches only for providers with a
-batch API (:data:`conflict_eval.report.batch_prices.BATCH_PROVIDERS`) and
+batch API (:data:`conflict_eval.pricing.BATCH_PROVIDERS`) and
 ignores the setting elsewhere; estimates and budgets price such a model live.
 ``false`` turns batching off for that model, even under ``suite run --batch``.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 
 class BatchSettingError(ValueError):
@@ -75,9 +72,13 @@ def parse_batch_flag(text: str | None) -> bool | int | dict | None:
         return False
     if t.isdigit():
         value: Any = int(t)
-    elif Path(t).is_file():
-        raw = Path(t).read_text(encoding="utf-8")
-        value = json.loads(raw) if t.endswith(".json") else yaml.safe_load(raw)
+    elif Path(t).is_file():  # JSON when the text starts with "{", else YAML: Inspect's rule, as for the cost config
+        from conflict_eval.pricing import read_config
+
+        try:
+            value = read_config(t, f"--batch {t}")
+        except ValueError as exc:
+            raise BatchSettingError(str(exc)) from None
     else:
         raise BatchSettingError(f"bad --batch {text!r}: give nothing, a batch size, or a YAML/JSON file of "
                                 "BatchConfig fields")

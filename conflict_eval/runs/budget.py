@@ -2,9 +2,9 @@
 
 Inspect's ``cost_limit`` bounds one sample; a run-wide budget is an open
 Inspect request (inspect_ai#1135). This one is an Inspect hook: every model
-call's usage (``on_model_usage``, retried calls included) is priced -- by
-Inspect itself when it has cost data for the model (``total_cost``), else
-with the suite's model cost config or the fallback price file -- and added to
+call's usage (``on_model_usage``, retried calls included) is priced by
+:meth:`conflict_eval.pricing.PriceTable.usd` (the ladder the estimate and the
+page use: Inspect's recorded ``total_cost`` first) and added to
 the spend already recorded in the suite's logs. When the sum reaches the
 budget, the run is cancelled the way Ctrl-C cancels it: Inspect closes every
 log as ``cancelled`` with the samples it finished, so nothing paid for is
@@ -13,7 +13,7 @@ that moment are cancelled (their calls are in the spend).
 
 Batched models (``batch:``, :mod:`conflict_eval.runs.batching`): their
 spend is counted at the batch price
-(:func:`conflict_eval.report.batch_prices.batch_price`, the list price where no
+(:meth:`conflict_eval.pricing.PriceTable.usd`, the list price where no
 batch discount is published: an upper bound), and since a batch reports usage
 only when it completes, hours after its requests were queued, each request
 is admitted before Inspect queues it (``on_before_model_generate``): it
@@ -42,6 +42,8 @@ from typing import Any
 
 from inspect_ai.hooks import BeforeModelGenerate, Hooks, ModelUsageData, SampleEnd, hooks
 
+from conflict_eval.pricing import PriceTable, batched
+
 STOP_FILE = "suite-stop.json"
 
 
@@ -50,11 +52,11 @@ class BudgetExhausted(ValueError):
 
 
 class _Budget:
-    def __init__(self, limit_usd: float, spent_usd: float, prices: dict[str, Any],
+    def __init__(self, limit_usd: float, spent_usd: float, prices: PriceTable,
                  batch: dict[str, Any] | None = None, reserve: dict[str, float] | None = None):
         self.limit = limit_usd
         self.spent = spent_usd
-        self.prices = prices  # model -> ModelCost (for usage Inspect did not price)
+        self.prices = prices
         self.batch = batch or {}  # batched model -> its GenerateConfig.batch
         self.reserve = reserve or {}  # model -> USD reserved per admitted call (batched models)
         self.stopped = False
@@ -68,16 +70,8 @@ class _Budget:
         self.held_samples: set[str] = set()  # samples waiting on a call the stop held back
 
     def add(self, model: str, usage) -> None:
-        from inspect_ai.model import compute_model_cost
-
-        from conflict_eval.report.batch_prices import batch_price
-
-        if usage.total_cost is not None:
-            cost = float(usage.total_cost)
-        else:
-            price = self.prices.get(model)
-            cost = compute_model_cost(price, usage) if price is not None else 0.0
-        cost = batch_price(model, cost, self.batch.get(model), upper_bound=True)
+        # an unpriced model counts 0: a budget refuses models without a price before it runs
+        cost = self.prices.usd(model, usage, batched=self.batch.get(model), upper_bound=True).usd or 0.0
         with self.lock:
             self.spent += cost
             for i, (_, m, r) in enumerate(self.pending):  # this call's reservation is released
@@ -182,7 +176,7 @@ def _sample_key() -> str | None:
     return key
 
 
-def spent_in_logs(log_dir: str | Path, prices: dict[str, Any], *, tasks: set[str] | None = None,
+def spent_in_logs(log_dir: str | Path, prices: PriceTable, *, tasks: set[str] | None = None,
                   eval_set_id: str | None = None) -> float:
     """Dollars the logs under ``log_dir`` record in their headers: every log
     file (:func:`conflict_eval.report.spend.header_spend`, so calls of cancelled
@@ -194,7 +188,7 @@ def spent_in_logs(log_dir: str | Path, prices: dict[str, Any], *, tasks: set[str
     share of a plan's shared folder)."""
     from inspect_ai.log import list_eval_logs, read_eval_log
 
-    from conflict_eval.report.batch_prices import batched_models
+    from conflict_eval.pricing import batched_models
     from conflict_eval.report.spend import attempts_spend, header_spend, is_attempt
 
     total = 0.0
@@ -212,27 +206,26 @@ def spent_in_logs(log_dir: str | Path, prices: dict[str, Any], *, tasks: set[str
             attempts.append(info.name)
             continue
         kept.append(info.name)
-        total += sum(usd or 0.0 for usd in header_spend(h.stats.model_usage or {}, batched_models(h), prices, {},
+        total += sum(usd or 0.0 for usd in header_spend(h.stats.model_usage or {}, batched_models(h), prices,
                                                         upper_bound=True).values())
-    for _, per_model in attempts_spend(attempts, kept, prices, {}, upper_bound=True):
+    for _, per_model in attempts_spend(attempts, kept, prices, upper_bound=True):
         total += sum(usd or 0.0 for usd in per_model.values())
     return total
 
 
-def batch_budget(cells) -> tuple[dict[str, Any], dict[str, float]]:
+def batch_budget(cells, prices: PriceTable | None = None) -> tuple[dict[str, Any], dict[str, float]]:
     """For the budget, from ``(model, GenerateConfig.batch, list $ per call)`` of each cell:
     the batch setting of each batched model, and the dollars to reserve per call it
     submits (the largest estimated cost per call of its cells, at its batch price).
-    Live models are in neither."""
-    from conflict_eval.report.batch_prices import batch_price, batched
-
+    Live models are in neither. ``prices`` gives the batch discounts (``None``: the packaged ones)."""
+    table = PriceTable.of(prices)
     settings: dict[str, Any] = {}
     reserve: dict[str, float] = {}
     for model, batch, per_call in cells:
         if not batched(model, batch):
             continue
         settings[model] = batch
-        usd = batch_price(model, per_call, batch, upper_bound=True) or 0.0
+        usd = table.batch_usd(model, per_call, batch, upper_bound=True) or 0.0
         reserve[model] = max(reserve.get(model, 0.0), usd)
     return settings, reserve
 
@@ -240,7 +233,7 @@ def batch_budget(cells) -> tuple[dict[str, Any], dict[str, float]]:
 class budget_guard:
     """Context manager arming the budget hook for one ``eval_set`` call."""
 
-    def __init__(self, limit_usd: float | None, log_dir: str | Path, prices: dict[str, Any], *,
+    def __init__(self, limit_usd: float | None, log_dir: str | Path, prices: PriceTable, *,
                  batch: dict[str, Any] | None = None, reserve: dict[str, float] | None = None,
                  tasks: set[str] | None = None, eval_set_id: str | None = None):
         self.limit, self.log_dir, self.prices = limit_usd, log_dir, prices

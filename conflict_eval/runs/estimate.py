@@ -22,9 +22,10 @@ prompts). Profiles count tokens as words (the scripted model's unit); for
 other models the token figures are multiplied by ``tokens_per_word`` from
 the profile file (1.3, a common English average for BPE tokenizers).
 
-Dollars come from Inspect's model cost config (``model_cost_config``: a
-YAML/JSON file or a ``{model: ModelCost}`` mapping, Inspect's format), else
-from the packaged fallback price file; ``None`` when neither prices the model.
+Dollars come from :meth:`conflict_eval.pricing.PriceTable.usd`, the one
+function that prices a model (the cost config, Inspect's model database, the
+price file, genai-prices: :mod:`conflict_eval.pricing.table`), the same the
+leaderboard prices logs with; ``None`` when none prices the model.
 A method without a profile gets the ``default`` profile, and the estimate
 says so (``Estimate.profile``).
 """
@@ -38,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from conflict_eval.pricing import PriceTable
 
 # providers whose usage counts words, as the profiles do (the scripted test models)
 WORD_COUNTING_PROVIDERS = ("scripted", "mockllm", "flaky", "oracle")
@@ -118,46 +121,11 @@ def record_words(sample) -> int:
 # prices
 
 
-def register_costs(model_cost_config: str | dict | None) -> dict[str, Any]:
-    """The cost config as ``{model: ModelCost}``, with every model Inspect's
-    model database does not know registered first (``set_model_info``), so
-    that Inspect accepts its price (it refuses ``set_model_cost`` for unknown
-    models) and records ``total_cost`` for it."""
-    from inspect_ai.model import ModelInfo, get_model_info, set_model_info
+def estimated_usage(model: str, input_tokens: float, output_tokens: float):
+    """The ``ModelUsage`` an estimate prices (whole tokens, no recorded cost)."""
+    from inspect_ai.model import ModelUsage
 
-    from conflict_eval.report.costs import load_model_cost_config
-
-    table = load_model_cost_config(model_cost_config)
-    for model, cost in table.items():
-        if get_model_info(model) is None:
-            set_model_info(model, ModelInfo(cost=cost))
-    return table
-
-
-def model_price(model: str, model_cost_config: str | dict | None = None):
-    """``(ModelCost, source)`` for ``model``: the cost config first, then
-    Inspect's model database, then the packaged fallback price file;
-    ``(None, None)`` when none has it."""
-    from inspect_ai.model import get_model_info
-
-    from conflict_eval.report.costs import load_model_cost_config
-
-    table = load_model_cost_config(model_cost_config)
-    if model in table:
-        return table[model], "model-cost-config"
-    info = get_model_info(model)
-    if info is not None and getattr(info, "cost", None) is not None:
-        return info.cost, "inspect"
-    from conflict_eval.report import load_prices, price_for
-
-    price = price_for(model, load_prices())
-    return (price, "price file") if price is not None else (None, None)
-
-
-def _zero(price) -> bool:
-    from conflict_eval.report.costs import is_zero_price
-
-    return is_zero_price(price)
+    return ModelUsage(input_tokens=round(input_tokens), output_tokens=round(output_tokens))
 
 
 # --------------------------------------------------------------------------
@@ -165,10 +133,11 @@ def _zero(price) -> bool:
 
 
 def estimate_samples(samples: list, profile_name: str, model: str, *, epochs: int = 1,
-                     max_tokens: int | None = None, model_cost_config: str | dict | None = None,
+                     max_tokens: int | None = None, prices: PriceTable | None = None,
                      profiles: dict | None = None) -> Estimate:
-    """The estimate for ``samples`` (Inspect ``Sample`` objects) run by a method."""
-    from inspect_ai.model import ModelUsage, compute_model_cost
+    """The estimate for ``samples`` (Inspect ``Sample`` objects) run by a method, priced
+    at list price by :meth:`conflict_eval.pricing.PriceTable.usd` (``prices``; ``None``:
+    the packaged table), the function the page prices logs with."""
 
     data = profiles or load_profiles()
     methods = data.get("methods") or {}
@@ -183,12 +152,9 @@ def estimate_samples(samples: list, profile_name: str, model: str, *, epochs: in
     if max_tokens:
         per_call = min(per_call, float(max_tokens))
     output_tokens = per_call * calls
-    price, source = model_price(model, model_cost_config)
-    cost = None
-    if price is not None and not (source == "price file" and _zero(price)):  # a zero fallback price: n/a, as on the page
-        cost = compute_model_cost(price, ModelUsage(input_tokens=round(input_tokens),
-                                                    output_tokens=round(output_tokens)))
-    return Estimate(calls, input_tokens, output_tokens, cost, n, name, source)
+    table = PriceTable.of(prices)
+    priced = table.usd(model, estimated_usage(model, input_tokens, output_tokens))
+    return Estimate(calls, input_tokens, output_tokens, priced.usd, n, name, table.price(model).source)
 
 
 def estimate_task(task: str, task_args: dict, model: str, *, limit: int | None = None,
@@ -203,18 +169,18 @@ def estimate_task(task: str, task_args: dict, model: str, *, limit: int | None =
         raise ValueError(f"unknown task {task!r} (registered: {', '.join(registered)})")
     built = registered[task](**dict(task_args))
     samples = list(built.dataset)[:limit] if limit is not None else list(built.dataset)
-    return estimate_built(built, samples, model, model_cost_config=model_cost_config,
+    return estimate_built(built, samples, model, prices=PriceTable.of(model_cost_config),
                           max_tokens=max_tokens, epochs=epochs)
 
 
-def estimate_built(built, samples: list, model: str, *, model_cost_config=None, max_tokens=None,
+def estimate_built(built, samples: list, model: str, *, prices: PriceTable | None = None, max_tokens=None,
                    epochs: int | None = None) -> Estimate:
     """Estimate an already built Inspect ``Task`` over ``samples``."""
     if epochs is None:
         epochs = built.epochs if isinstance(built.epochs, int) else 1
     return estimate_samples(samples, profile_key(built.name, built.metadata), model, epochs=epochs or 1,
                             max_tokens=max_tokens or built.config.max_tokens,
-                            model_cost_config=model_cost_config)
+                            prices=prices)
 
 
 # --------------------------------------------------------------------------

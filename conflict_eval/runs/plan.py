@@ -42,6 +42,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from conflict_eval.pricing import PriceTable
 from conflict_eval.runs.spec import ModelSpec, Suite, SuiteError, load_suite
 
 PLAN_FILE = "plan.json"
@@ -71,7 +72,7 @@ def _plan_tasks(plan_path: str) -> dict[str, Any]:
     home = Path(plan.get("cwd") or Path(plan_path).parent)  # relative data paths in task args resolve here
     with _cwd(home if home.is_dir() else Path(plan_path).parent):
         cells = build_cells(suite, models=models, limit=plan.get("limit"),
-                            model_cost_config=(plan.get("options") or {}).get("model_cost_config"))
+                            prices=PriceTable.load((plan.get("options") or {}).get("model_cost_config")))
     by_key = {(c.model.model, c.label): c.task for c in cells}
     out = {}
     for cell in plan["cells"]:
@@ -137,11 +138,10 @@ def _cwd(path: Path):
 
 def eval_set_options(suite: Suite) -> dict[str, Any]:
     """The suite's ``eval:`` options as ``eval_set`` takes them (the model cost config registered)."""
-    from conflict_eval.runs.estimate import register_costs
-
     options = dict(suite.eval)
-    if options.get("model_cost_config") is not None:
-        options["model_cost_config"] = register_costs(options["model_cost_config"])
+    prices = PriceTable.load(options.get("model_cost_config"))
+    if prices.config:  # Inspect's format; models Inspect does not know are added to its database
+        options["model_cost_config"] = prices.register_with_inspect()
     return options
 
 
@@ -162,7 +162,6 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
     """Write the plan (see the module docstring) and return ``plan.json``'s content."""
     from inspect_ai import eval_set
 
-    from conflict_eval.report.batch_prices import batch_price
     from conflict_eval.runs.run import build_cells
 
     if workers < 1:
@@ -176,12 +175,10 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
     log = log_dir or str(out / "logs")
     if "://" not in log:
         log = str(Path(log).resolve())
-    built = build_cells(suite, models=specs, limit=limit, connect=False,
-                        model_cost_config=suite.eval.get("model_cost_config"))
+    prices = PriceTable.load(suite.eval.get("model_cost_config"))  # parsed once, here
+    built = build_cells(suite, models=specs, limit=limit, connect=False, prices=prices)
     if (budget if budget is not None else suite.budget) is not None:
-        from conflict_eval.runs.estimate import model_price
-
-        unpriced = [m.model for m in specs if model_price(m.model, suite.eval.get("model_cost_config"))[0] is None]
+        unpriced = [m.model for m in specs if prices.price(m.model).cost is None]
         if unpriced:
             raise SuiteError(f"a budget needs prices for every model; none known for {', '.join(unpriced)} "
                              "(give eval: model_cost_config in the suite, Inspect's format)")
@@ -189,7 +186,7 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
     for i, c in enumerate(built, 1):
         # at the batch price where batched (the list price where no discount is published: the
         # budget's shares are dealt by it, so never below what the cell may cost)
-        usd = batch_price(c.model.model, c.estimate.cost_usd, c.model.batch, upper_bound=True)
+        usd = prices.batch_usd(c.model.model, c.estimate.cost_usd, c.model.batch, upper_bound=True)
         listed = c.estimate.cost_usd
         cells.append({"name": _cell_name(i), "model": c.model.model, "label": c.label,
                       "samples": c.estimate.samples, "estimated_usd": usd,

@@ -88,6 +88,3 @@ def provider_known(provider: str) -> bool:
         return True
     return False
 
-
-
-_provider_known = provider_known  # the old private name

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conflict_eval.pricing import PriceTable
 from conflict_eval.runs.signals import SigtermAsSigint, inspect_verdict_muted
 from conflict_eval.runs.spec import ModelSpec, Suite, SuiteError
 
@@ -68,7 +69,7 @@ class Cell:
 
 
 def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: list[ModelSpec] | None = None,
-                limit: int | None = None, model_cost_config: str | dict | None = None,
+                limit: int | None = None, prices: PriceTable | None = None,
                 connect: bool = True) -> list[Cell]:
     """The suite's Inspect tasks, one per model, task entry and seed, each
     carrying its estimate as task metadata ``conflict_eval_estimate``
@@ -76,7 +77,8 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
     input_tokens, output_tokens, cost_usd). ``limit`` caps every task's
     samples (after the suite's own limits). A task none of whose samples
     fall in ``shard`` is left out. ``connect=False`` (for estimates) builds
-    no model objects, so no API key or model weights are needed."""
+    no model objects, so no API key or model weights are needed. ``prices``: the
+    table the estimates are priced with (``None``: the suite's cost config, parsed here)."""
     from inspect_ai import task_with
     from inspect_ai.dataset import MemoryDataset
     from inspect_ai.model import GenerateConfig, get_model
@@ -88,7 +90,7 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
     specs = models or suite.models
     if not specs:
         raise SuiteError(f"suite {suite.name!r} names no models; give --model")
-    mcc = model_cost_config if model_cost_config is not None else suite.eval.get("model_cost_config")
+    prices = prices if prices is not None else PriceTable.load(suite.eval.get("model_cost_config"))
     registered = registered_tasks()
     cells = []
     for m in specs:
@@ -108,7 +110,7 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
                     continue
                 config = task.config.merge(GenerateConfig(**spec.config, **({"seed": seed} if seed is not None else {})))
                 epochs = spec.epochs if spec.epochs is not None else task.epochs
-                est = estimate_built(task, samples, m.model, model_cost_config=mcc, max_tokens=config.max_tokens,
+                est = estimate_built(task, samples, m.model, prices=prices, max_tokens=config.max_tokens,
                                      epochs=epochs if isinstance(epochs, int) else None)
                 meta = {**(task.metadata or {}), "conflict_eval_estimate": est.metadata(), "suite": {
                     "suite": suite.name, "label": spec.label, "task": spec.task, "args": spec.args,
@@ -167,18 +169,13 @@ class SuiteRun:
         return {"SIGINT": 130, "SIGTERM": 143}.get(self.stop_reason or "", 1)
 
 
-def _prices_for(specs: list[ModelSpec], mcc) -> dict[str, Any]:
-    from conflict_eval.runs.estimate import model_price
-
-    return {m.model: model_price(m.model, mcc)[0] for m in specs}
-
-
-def cells_batch_budget(cells: list[Cell]) -> tuple[dict[str, Any], dict[str, float]]:
+def cells_batch_budget(cells: list[Cell],
+                       prices: PriceTable | None = None) -> tuple[dict[str, Any], dict[str, float]]:
     """:func:`conflict_eval.runs.budget.batch_budget` of a suite's cells."""
     from conflict_eval.runs.budget import batch_budget
 
-    return batch_budget((c.model.model, c.model.batch, c.estimate.cost_usd / c.estimate.calls
-                         if c.estimate.cost_usd is not None and c.estimate.calls else None) for c in cells)
+    return batch_budget(((c.model.model, c.model.batch, c.estimate.cost_usd / c.estimate.calls
+                          if c.estimate.cost_usd is not None and c.estimate.calls else None) for c in cells), prices)
 
 
 def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | None = None,
@@ -193,31 +190,29 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
     from inspect_ai import eval_set
 
     from conflict_eval.runs.budget import budget_guard, write_stop
-    from conflict_eval.runs.estimate import register_costs
     from conflict_eval.runs.preflight import check_endpoints
     from conflict_eval.runs.status import incomplete, task_statuses
 
     options = {**suite.eval, **{k: v for k, v in eval_set_options.items() if v is not None}}
-    if options.get("model_cost_config") is not None:  # Inspect's format; models it does not know are added
-        options["model_cost_config"] = register_costs(options["model_cost_config"])
+    prices = PriceTable.load(options.get("model_cost_config"))  # parsed once, here
+    if prices.config:  # Inspect's format; models Inspect does not know are added to its database
+        options["model_cost_config"] = prices.register_with_inspect()
     specs = models or suite.models
     check_endpoints(specs)  # bounded: an unreachable URL fails now, not after minutes of retries
     with inspect_verdict_muted():  # building the models prints Inspect's banner once per process
-        cells = build_cells(suite, shard, models=specs, limit=limit,
-                            model_cost_config=options.get("model_cost_config"))
+        cells = build_cells(suite, shard, models=specs, limit=limit, prices=prices)
     out_dir = shard_log_dir(log_dir, shard)
     if not cells:
         return SuiteRun(True, [], [], None, out_dir)
     budget = budget if budget is not None else suite.budget
-    prices = _prices_for(specs, options.get("model_cost_config")) if budget is not None else {}
     if budget is not None:
-        unpriced = [m for m, p in prices.items() if p is None]
+        unpriced = [m.model for m in specs if prices.price(m.model).cost is None]
         if unpriced:
             raise SuiteError(f"a budget needs prices for every model; none known for {', '.join(unpriced)} "
                              "(give --model-cost-config FILE in Inspect's format)")
     interrupted = None
     logs: list = []
-    batch, reserve = cells_batch_budget(cells) if budget is not None else ({}, {})
+    batch, reserve = cells_batch_budget(cells, prices) if budget is not None else ({}, {})
     watch = watch_batches(cells, suite.batch_timeout)
     if watch.watching():  # a batch's answered requests are paid: one sample's error cancels none of the others
         options.setdefault("continue_on_fail", True)
@@ -265,7 +260,7 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
 def watch_batches(cells: list[Cell], timeout: float | None = None):
     """A :class:`~conflict_eval.runs.batch_stop.BatchWatch` on the batched models of ``cells``;
     ``timeout``: the suite's ``batch_timeout`` (its default where not given)."""
-    from conflict_eval.report.batch_prices import batched
+    from conflict_eval.pricing import batched
     from conflict_eval.runs.batch_stop import BATCH_TIMEOUT, BatchWatch
 
     watch = BatchWatch(timeout=timeout if timeout is not None else BATCH_TIMEOUT)

@@ -76,6 +76,22 @@ EVAL_KEYS = {
 _MODEL_RE = re.compile(r"^[A-Za-z0-9_.\-]+/\S+$")
 
 
+def model_problem(model: object) -> str | None:
+    """What is wrong with a model string (its shape, then its provider), or ``None``:
+    the one check of a suite's ``model:`` and of ``--model``.
+
+    >>> model_problem("gpt-4o")
+    "bad model string 'gpt-4o': expected 'provider/model-name'"
+    """
+    if not isinstance(model, str) or not _MODEL_RE.match(model):
+        return f"bad model string {model!r}: expected 'provider/model-name'"
+    provider = model.split("/", 1)[0]
+    if not provider_known(provider):
+        return (f"bad model string {model!r}: unknown provider {provider!r} (Inspect has no model API of that "
+                "name; check the spelling, e.g. openai/..., or install its package)")
+    return None
+
+
 class SuiteError(ValueError):
     """A suite file is invalid; the message names the file and line of each problem."""
 
@@ -232,13 +248,9 @@ def _parse_models(raw, problems: _Problems) -> list[ModelSpec]:
             if key not in MODEL_KEYS:
                 problems.add(where + (key,), f"unknown model key {key!r} (allowed: {', '.join(sorted(MODEL_KEYS))})")
         model = item.get("model")
-        if not isinstance(model, str) or not _MODEL_RE.match(model):
-            problems.add(where + ("model",), f"bad model string {model!r}: expected 'provider/model-name'")
-            continue
-        provider = model.split("/", 1)[0]
-        if not provider_known(provider):
-            problems.add(where + ("model",), f"bad model string {model!r}: unknown provider {provider!r} "
-                                             "(Inspect has no model API of that name; is its package installed?)")
+        problem = model_problem(model)
+        if problem:
+            problems.add(where + ("model",), problem)
             continue
         mc = item.get("max_connections")
         if mc is not None and (isinstance(mc, bool) or not isinstance(mc, int) or mc < 1):

@@ -92,11 +92,11 @@ def plan_spend(plan: dict[str, Any]) -> dict[int, float]:
                                        eval_set_id=plan["eval_set_id"]) for w in plan.get("workers") or []}
 
 
-def plan_prices(plan: dict[str, Any]) -> dict[str, Any]:
-    from conflict_eval.runs.estimate import model_price
+def plan_prices(plan: dict[str, Any]):
+    """The plan's :class:`~conflict_eval.pricing.PriceTable` (its cost config, parsed here)."""
+    from conflict_eval.pricing import PriceTable
 
-    mcc = (plan.get("options") or {}).get("model_cost_config")
-    return {m["model"]: model_price(m["model"], mcc)[0] for m in plan["models"]}
+    return PriceTable.load((plan.get("options") or {}).get("model_cost_config"))
 
 
 def plan_batch_budget(plan: dict[str, Any], cells: list[dict]) -> tuple[dict[str, Any], dict[str, float]]:
@@ -104,7 +104,8 @@ def plan_batch_budget(plan: dict[str, Any], cells: list[dict]) -> tuple[dict[str
     from conflict_eval.runs.budget import batch_budget
 
     setting = {m["model"]: m.get("batch") for m in plan["models"]}
-    return batch_budget((c["model"], setting.get(c["model"]), c.get("list_usd_per_call")) for c in cells)
+    return batch_budget(((c["model"], setting.get(c["model"]), c.get("list_usd_per_call")) for c in cells),
+                        plan_prices(plan))
 
 
 def _watch_batches(plan_dir: Path, mine: list[dict], batch: dict[str, Any]):
@@ -199,7 +200,7 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
     watch = _watch_batches(plan_dir, mine, batch)
     interrupted = None
     with SigtermAsSigint() as term, \
-            budget_guard(budget, log_dir, plan_prices(plan) if budget is not None else {},
+            budget_guard(budget, log_dir, plan_prices(plan),
                          batch=batch, reserve=reserve,
                          tasks={c["name"] for c in mine}, eval_set_id=plan["eval_set_id"]) as guard, \
             inspect_verdict_muted(), _cwd(plan_dir), _env("INSPECT_EVAL_SET_SELECTION", str(effective)), \

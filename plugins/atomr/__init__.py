@@ -23,3 +23,10 @@ def conflict_eval_register_datasets():
 
     return {"atomr_hotpotqa": atomr_hotpotqa, "atomr_2wiki": atomr_2wiki,
             "atomr_musique": atomr_musique, "atomr_crag": atomr_crag, "atomr_blendqa": atomr_blendqa}
+
+
+@hookimpl
+def conflict_eval_add_cli_commands(sub):
+    from .cli import add_cli_commands
+
+    add_cli_commands(sub)

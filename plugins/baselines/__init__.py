@@ -9,3 +9,10 @@ def conflict_eval_register_methods():
 
     return {"few_shot": few_shot, "cot": cot, "self_ask": self_ask,
             "comparative": comparative, "gkp": gkp}
+
+
+@hookimpl
+def conflict_eval_lmeval_exports():
+    from .lmeval import EXPORTS
+
+    return EXPORTS

@@ -8,3 +8,10 @@ def conflict_eval_register_methods():
     from .solver import end_to_end
 
     return {"end_to_end": end_to_end}
+
+
+@hookimpl
+def conflict_eval_lmeval_exports():
+    from .lmeval import EXPORTS
+
+    return EXPORTS

@@ -9,3 +9,10 @@ def conflict_eval_register_datasets():
     from .dataset import polluted_kb
 
     return {"polluted_kb": polluted_kb}
+
+
+@hookimpl
+def conflict_eval_add_cli_commands(sub):
+    from .cli import add_cli_commands
+
+    add_cli_commands(sub)

@@ -23,3 +23,17 @@ def conflict_eval_register_datasets():
         "user_needs_disentqa": dataset.user_needs_disentqa,
         "user_needs_uraq": dataset.user_needs_uraq,
     }
+
+
+@hookimpl
+def conflict_eval_add_cli_commands(sub):
+    from .cli import add_cli_commands
+
+    add_cli_commands(sub)
+
+
+@hookimpl
+def conflict_eval_lmeval_exports():
+    from .lmeval import EXPORTS
+
+    return EXPORTS

@@ -29,14 +29,6 @@ ACTION_KEYS = ("knowledge_gen", "reason", "decompose", "assert", "terminate")
 MEAN_KEYS = ("turns", "worked_turns", "total_turns", *ACTION_KEYS, "forced_decompose", "invalid_actions", "helper_parse_failures",
              "calls", "input_tokens", "output_tokens", "cost", "latency")
 
-# GPT-4o-mini list prices (USD per million tokens) at the paper's time, as the
-# packaged price file has them. They reproduce Table 4: 3532 input and 1289
-# output tokens -> 3532 * 0.15e-6 + 1289 * 0.60e-6 = 0.00053 + 0.00077 = $0.0013.
-# No longer a default: a run is priced at its own model's rates.
-DEFAULT_INPUT_PRICE = 0.15
-DEFAULT_OUTPUT_PRICE = 0.60
-
-
 def cost_usd(input_tokens: float, output_tokens: float, input_price: float, output_price: float) -> float:
     """Cost in USD with prices per million tokens."""
     return (input_tokens * input_price + output_tokens * output_price) / 1_000_000
@@ -69,15 +61,17 @@ def trajectory_summary():
 
 
 def _model_cost(model: str, input_tokens: float, output_tokens: float) -> float:
-    """USD for the tokens at ``model``'s prices: Inspect's model cost config
-    (``--model-cost-config``) or model database first, then the packaged
-    fallback price file; NaN when no price is known (unknown, never 0)."""
-    from conflict_eval.runs.estimate import model_price
+    """USD for the tokens at ``model``'s list price, priced by
+    :meth:`conflict_eval.pricing.PriceTable.usd` (Inspect's model database, which
+    holds a run's ``--model-cost-config``, then the packaged price file, then
+    genai-prices); NaN when no price is known, a zero price-file entry (a local or
+    test model) included: unknown, never 0, as on the leaderboard."""
+    from inspect_ai.model import ModelUsage
 
-    price, _ = model_price(model)
-    if price is None:
-        return float("nan")
-    return cost_usd(input_tokens, output_tokens, price.input, price.output)
+    from conflict_eval.pricing import packaged
+
+    priced = packaged().usd(model, ModelUsage(input_tokens=round(input_tokens), output_tokens=round(output_tokens)))
+    return float("nan") if priced.usd is None else priced.usd
 
 
 @scorer(metrics=[trajectory_summary()])
@@ -88,8 +82,8 @@ def microact_trajectory(
     """Turns, actions, tokens, cost and latency of each Micro-Act sample.
 
     ``cost`` prices the sample's Micro-Act tokens at the evaluated model's
-    rates (Inspect's model cost config, else the packaged price file; NaN if
-    neither knows the model), unless both prices are given here.
+    rates (the price ladder of conflict_eval.pricing; NaN if
+    none knows the model), unless both prices are given here.
 
     Args:
         input_price: USD per million input tokens (with ``output_price``: overrides the model's price).

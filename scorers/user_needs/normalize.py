@@ -78,22 +78,28 @@ def canonical(text: str) -> str:
     return squad
 
 
-def is_refusal(text: str) -> bool:
-    """The paper's refusal, read strictly: "I don't know" (any case or
-    punctuation), "I do not know", "idk". The headline refusal count."""
+def is_i_dont_know(text: str) -> bool:
+    """The paper's refusal, read strictly: the answer is "I don't know" (any case
+    or punctuation), "I do not know" or "idk", and nothing else. The headline
+    refusal count. (Named for what it counts: not the toolkit's general refusal
+    recogniser, :func:`conflict_eval.answers.refusal.is_refusal`.)
+
+    >>> [is_i_dont_know(t) for t in ("I DON'T KNOW.", "idk", "I don't know the answer.")]
+    [True, True, False]
+    """
     return canonical(text) == "idk"
 
 
 def is_near_refusal(text: str) -> bool:
     """A refusal in other words ("I don't know the answer.", "I'm not sure",
-    "Not enough information"), not counted by :func:`is_refusal`. Reported
+    "Not enough information"), not counted by :func:`is_i_dont_know`. Reported
     beside the strict count, never folded into it (ours; the paper counts
     "I don't know" only).
 
     >>> [is_near_refusal(t) for t in ("I don't know the answer.", "I'm not sure", "I don't know", "Paris")]
     [True, True, False, False]
     """
-    if is_refusal(text):
+    if is_i_dont_know(text):
         return False
     # the shared recogniser, reading an answer slot ("Unknown", "The context
     # does not say." refuse there); the same one parse_output reads an untagged

@@ -39,7 +39,7 @@ from inspect_ai.solver import TaskState
 from conflict_eval.scorers.user_needs.parse import parse_output
 
 from .levels import refusal_split, summary
-from .normalize import canonical, is_near_refusal, is_refusal, matches, option_match
+from .normalize import canonical, is_near_refusal, is_i_dont_know, matches, option_match
 
 
 def score_rows(scores: list[SampleScore]) -> list[dict]:
@@ -81,10 +81,10 @@ def judge_answer(answer: str, expected: list[str], options=None):
     """
     right = matches(answer, expected)
     match = None
-    if not right and options and not is_refusal(answer) and not is_near_refusal(answer):
+    if not right and options and not is_i_dont_know(answer) and not is_near_refusal(answer):
         match = option_match(answer, list(options))
         right = match.option is not None and matches(match.option, expected)
-    return ({"correct": int(right), "refusal": int(is_refusal(answer)),
+    return ({"correct": int(right), "refusal": int(is_i_dont_know(answer)),
              "near_refusal": int(is_near_refusal(answer)), "parse_failure": 0,
              "unmatched": int(match is not None and match.option is None)}, match)
 

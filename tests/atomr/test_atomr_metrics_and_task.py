@@ -33,10 +33,22 @@ def test_cli_score_token_f1_with_atomr_normaliser(tmp_path, capsys):
             {"predicted": "Prague", "gold": ["Praha", "Prague"]},                                # 1
             {"predicted": "", "gold": "x"}]                                                       # 0
     f.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    assert cli_main(["score", "--metric", "token_f1", "-O", "normalizer=atomr", "--json", str(f)]) == 0
+    assert cli_main(["score", "--metric", "token_f1", "-T", "normalizer=atomr", "--json", str(f)]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["n"] == 3
     assert out["value"] == pytest.approx((2 / 3 + 1 + 0) / 3)  # 5/9
+
+
+@pytest.mark.parametrize("normalizer, value", [("atomr", 1.0), ("atomr_authors", 0.5)])
+def test_cli_score_with_the_authors_normaliser_keeps_typographic_quotes(tmp_path, capsys, normalizer, value):
+    """The README's fidelity line: `-T normalizer=atomr_authors` is AtomR's normaliser as
+    published (typographic quotes kept); `atomr` folds them first. By hand: row 1 has
+    “…’s” against ASCII 's: 1 token set folded, no shared token unfolded; row 2 is exact."""
+    f = tmp_path / "preds.jsonl"
+    rows = [{"predicted": "“Wulfsige’s farm”", "gold": ["Wulfsige's farm"]}, {"predicted": "Prague", "gold": "Prague"}]
+    f.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert cli_main(["score", "--metric", "token_f1", "-T", f"normalizer={normalizer}", "--json", str(f)]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["value"] == pytest.approx(value)
 
 
 def run(model, task_args, log_dir, limit):

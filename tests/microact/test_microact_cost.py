@@ -7,7 +7,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 from conflict_eval.components.compose import compose_task
-from conflict_eval.runs.estimate import register_costs
+from conflict_eval.pricing import PriceTable
 from conflict_eval.testing import scripted_model
 
 
@@ -19,20 +19,20 @@ def _trajectory(model, log_dir, **eval_kwargs):
 
 
 def test_cost_follows_the_model_cost_config(log_dir):
-    costs = register_costs({"mockllm/model": {"input": 100.0, "output": 300.0, "input_cache_write": 100.0,
-                                        "input_cache_read": 100.0}})
+    costs = PriceTable.load({"mockllm/model": {"input": 100.0, "output": 300.0, "input_cache_write": 100.0,
+                                               "input_cache_read": 100.0}}).register_with_inspect()
     value = _trajectory(scripted_model(lambda prompt: "<a>A</a>"), log_dir, model_cost_config=costs)
     assert value["input_tokens"] > 0
     # by hand: USD per 1M tokens from the config, not GPT-4o-mini's 0.15 / 0.60
     assert value["cost"] == pytest.approx((value["input_tokens"] * 100.0 + value["output_tokens"] * 300.0) / 1e6)
 
 
-def test_unpriced_model_costs_nan_not_gpt4o_mini(monkeypatch, log_dir):
+def test_unpriced_model_costs_nan_not_gpt4o_mini(log_dir):
+    """scripted/ has the price file's zero entry (no per-token bill): an unknown cost, as on the page."""
     from inspect_ai.model import get_model
 
     from conflict_eval.testing import _scripted_api  # noqa: F401  (registers scripted/)
 
-    monkeypatch.setattr("conflict_eval.runs.estimate.model_price", lambda model, mcc=None: (None, None))
     value = _trajectory(get_model("scripted/unpriced", reply="<a>A</a>"), log_dir)
     assert math.isnan(value["cost"])
 

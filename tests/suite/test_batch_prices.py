@@ -1,5 +1,5 @@
 """One home for each batch rule: the price of a batched call
-(``report.batch_prices.batch_price``), which models of a log ran batched
+(``pricing.PriceTable.usd`` / ``batch_usd``, both from ``batch_fraction``), which models of a log ran batched
 (``batched_models``), and no batch price without a published discount."""
 
 from pathlib import Path
@@ -9,7 +9,8 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log, write_eval_log
 from inspect_ai.model import GenerateConfig, ModelCost, ModelUsage
 
-import conflict_eval.report.batch_prices as bp
+import conflict_eval.pricing as bp
+from conflict_eval.pricing import PriceTable, packaged
 from conflict_eval.report.build import build_leaderboard
 from conflict_eval.runs.batch_estimate import batch_view, render
 from conflict_eval.runs.budget import _Budget, spent_in_logs
@@ -27,7 +28,7 @@ tasks:
 """
 
 
-def test_every_batched_figure_comes_from_batch_price(tmp_path, monkeypatch):
+def test_every_batched_figure_comes_from_batch_fraction(tmp_path, monkeypatch):
     """Swap the one function for a made-up batch price (a quarter of the list price):
     the plan's cell estimate, the suite's and a worker's per-call reservations, the
     estimate's batch column and the budget's count all follow it, so none applies a
@@ -36,10 +37,7 @@ def test_every_batched_figure_comes_from_batch_price(tmp_path, monkeypatch):
     from conflict_eval.runs.run import build_cells, cells_batch_budget
     from conflict_eval.runs.worker import plan_batch_budget
 
-    def quarter(model, list_usd, batch, *, upper_bound=False):
-        return None if list_usd is None else list_usd * (0.25 if bp.batched(model, batch) else 1.0)
-
-    monkeypatch.setattr(bp, "batch_price", quarter)
+    monkeypatch.setattr(PriceTable, "batch_fraction", lambda self, model: (0.25, "made up"))
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
     (tmp_path / "s.yaml").write_text(SUITE)
     suite = load_suite(str(tmp_path / "s.yaml"))
@@ -55,7 +53,7 @@ def test_every_batched_figure_comes_from_batch_price(tmp_path, monkeypatch):
     assert plan_batch_budget(plan, plan["cells"])[1] == {"openai/gpt-4o-mini": pytest.approx(per_call * 0.25)}
     view = batch_view("openai/gpt-4o-mini", True, cell.estimate, "end_to_end", {})
     assert view.batch_usd == pytest.approx(listed * 0.25) and view.run_usd == view.batch_usd
-    budget = _Budget(1.0, 0.0, {}, batch={"openai/gpt-4o-mini": True})
+    budget = _Budget(1.0, 0.0, packaged(), batch={"openai/gpt-4o-mini": True})
     budget.add("openai/gpt-4o-mini", ModelUsage(input_tokens=10**6, output_tokens=0, total_cost=0.15))
     assert budget.spent == pytest.approx(0.15 * 0.25)
 
@@ -96,7 +94,7 @@ def test_page_and_budget_agree_on_what_ran_batched(tmp_path, plan_batch, model_b
     [row] = build_leaderboard([log_dir], bootstrap=0)["rows"]
     assert row.cost_total == pytest.approx(expected)
     prices = {"openai/gpt-4o-mini": ModelCost(input=0.15, output=0.6, input_cache_write=0.15, input_cache_read=0.15)}
-    assert spent_in_logs(log_dir, prices) == pytest.approx(expected)
+    assert spent_in_logs(log_dir, PriceTable.load(prices=prices)) == pytest.approx(expected)
 
 
 def test_a_grader_without_batch_is_at_list_price_in_a_batched_log(tmp_path):
@@ -105,25 +103,25 @@ def test_a_grader_without_batch_is_at_list_price_in_a_batched_log(tmp_path):
     assert row.cost_total == pytest.approx(0.15 * 0.5 + 2.50)  # gpt-4o's 1M input tokens at list price
     prices = {m: ModelCost(input=p, output=0, input_cache_write=p, input_cache_read=p)
               for m, p in (("openai/gpt-4o-mini", 0.15), ("openai/gpt-4o", 2.50))}
-    assert spent_in_logs(log_dir, prices) == pytest.approx(0.15 * 0.5 + 2.50)
+    assert spent_in_logs(log_dir, PriceTable.load(prices=prices)) == pytest.approx(0.15 * 0.5 + 2.50)
 
 
 def test_no_batch_price_without_a_published_discount():
     """grok has a batch API in Inspect but prices.yaml gives it no sourced discount:
     its batch figure is n/a, never the live price shown as a batch price; the budget
     counts such calls at the list price (an upper bound)."""
-    assert "grok" in bp.BATCH_PROVIDERS and "grok" not in bp.load_batch_discounts()
+    assert "grok" in bp.BATCH_PROVIDERS and "grok" not in packaged().discounts
     est = Estimate(calls=10, input_tokens=1000, output_tokens=100, cost_usd=0.02, samples=10, price_source="x")
     view = batch_view("grok/grok-3", True, est, "end_to_end", {})
     assert view.batch_usd is None and view.run_usd is None and "n/a" in view.batch_source
     table = render([("grok/grok-3", "end_to_end/demo", est, view)])
     [line] = [ln for ln in table.splitlines() if ln.startswith("grok/grok-3")]
     assert "n/a" in line and line.count("$0.0200") == 1  # the live price, and no batch price
-    assert bp.batch_price("grok/grok-3", 0.02, True) is None
-    assert bp.batch_price("grok/grok-3", 0.02, True, upper_bound=True) == 0.02
-    assert bp.batch_price("grok/grok-3", 0.02, False) == 0.02  # live: its list price
-    budget = _Budget(1.0, 0.0, {}, batch={"grok/grok-3": True})
+    assert packaged().batch_usd("grok/grok-3", 0.02, True) is None
+    assert packaged().batch_usd("grok/grok-3", 0.02, True, upper_bound=True) == 0.02
+    assert packaged().batch_usd("grok/grok-3", 0.02, False) == 0.02  # live: its list price
+    budget = _Budget(1.0, 0.0, packaged(), batch={"grok/grok-3": True})
     budget.add("grok/grok-3", ModelUsage(input_tokens=1, output_tokens=1, total_cost=0.3))
     assert budget.spent == pytest.approx(0.3)
     # every discount the file does give names its source
-    assert all(e["source"].strip() for e in bp.load_batch_discounts().values())
+    assert all(e.source.strip() for e in packaged().discounts.values())

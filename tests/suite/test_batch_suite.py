@@ -91,7 +91,7 @@ def test_batch_reaches_inspect_unchanged(tmp_path, value, expected):
     suite = _suite(tmp_path, batch_b=value)
     assert model_config(suite.models[1]).batch == expected and type(model_config(suite.models[1]).batch) is type(expected)
     assert model_config(suite.models[0]).batch == BatchConfig(size=4, send_delay=0.3, tick=0.2)
-    cells = build_cells(suite, connect=False, model_cost_config=suite.eval["model_cost_config"])
+    cells = build_cells(suite, connect=False)  # the suite's cost config
     assert {c.model.model: model_config(c.model).batch for c in cells}["openai/fake-b"] == expected
 
 
@@ -171,7 +171,7 @@ def test_budget_stops_a_batched_run_cleanly(tmp_path, monkeypatch):
         monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
         suite = _suite(tmp_path, a="fake-g", b="fake-h")
         suite = type(suite)(**{**suite.__dict__, "models": suite.models[:1]})  # fake-g, batch size 4
-        cells = build_cells(suite, connect=False, model_cost_config=suite.eval["model_cost_config"])
+        cells = build_cells(suite, connect=False)  # the suite's cost config
         batch, reserve = cells_batch_budget(cells)
         r = reserve["openai/fake-g"]
         assert batch == {"openai/fake-g": {"size": 4, "send_delay": 0.3, "tick": 0.2}} and r > 0

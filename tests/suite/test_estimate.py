@@ -65,11 +65,11 @@ def test_estimate_task_figures_by_hand():
     # the fallback price file's 0 for the scripted test models is no known bill: n/a, as on the page
     assert estimate_task("conflict_eval/run", {"method": "end_to_end", "dataset": "demo"}, "scripted/x",
                          limit=1).cost_usd is None
-    # a real model: tokens scaled by tokens_per_word; price from the fallback price file
+    # a real model: tokens scaled by tokens_per_word; price from genai-prices (not in the price file)
     api = estimate_task("conflict_eval/run", {"method": "end_to_end", "dataset": "demo"}, "openai/gpt-4o-mini",
                         limit=3)
     assert api.input_tokens == pytest.approx(est.input_tokens * load_profiles()["tokens_per_word"])
-    assert api.price_source == "price file" and api.cost_usd > 0
+    assert api.price_source == "genai-prices" and api.cost_usd > 0
 
 
 def test_unknown_method_uses_the_default_profile_and_says_so():
@@ -102,8 +102,13 @@ def test_cli_estimate_json_shape(tmp_path, capsys):
     assert main(["suite", "estimate", str(path), "--json", "--model-cost-config", str(costs)]) == 0
     data = json.loads(capsys.readouterr().out)
     assert set(data) == {"total", "cells"}
-    assert set(data["total"]) == {"calls", "input_tokens", "output_tokens", "cost_usd"}
+    assert set(data["total"]) == {"calls", "input_tokens", "output_tokens", "cost_usd", "live_usd", "batch_usd",
+                                  "run_usd", "applies"}
     assert len(data["cells"]) == 3 and data["total"]["cost_usd"] > 0
+    # scripted/ has no batch API: batch on or off it runs live, at the live price
+    assert data["total"]["applies"] == "live"
+    assert data["total"]["live_usd"] == data["total"]["batch_usd"] == data["total"]["run_usd"] \
+        == pytest.approx(data["total"]["cost_usd"], abs=1e-6)
     assert data["total"]["calls"] == pytest.approx(sum(c["calls"] for c in data["cells"]))
     assert main(["suite", "estimate", str(path), "--limit", "1"]) == 0
     out = capsys.readouterr().out

@@ -15,11 +15,9 @@ from conflict_eval.cli import main
 from conflict_eval.report import (
     IncompleteLogsError,
     build_leaderboard,
-    load_model_cost_config,
-    load_prices,
-    price_for,
     write_leaderboard,
 )
+from conflict_eval.pricing import PriceTable, load_model_cost_config
 from conflict_eval.runs import ModelSpec, load_suite, run_suite
 
 SUITE = """name: lb
@@ -155,15 +153,16 @@ def test_bootstrap_interval(plain_logs):
 
 
 def test_price_table(tmp_path):
-    prices = load_prices()
-    assert (price_for("openai/gpt-4o-mini", prices).input, price_for("openai/gpt-4o-mini", prices).output) == (0.15, 0.60)
-    assert price_for("anthropic/claude-3-5-haiku-latest", prices).output == 4.0  # glob
-    assert price_for("conflict_eval/smollm2", prices).input == 0.0
-    assert price_for("unknown/model", prices) is None
+    table = PriceTable.load()
+    mini = table.price("openai/gpt-4o-mini").cost  # genai-prices: OpenAI's list price, $/1M tokens
+    assert (mini.input, mini.output) == (0.15, 0.60)
+    assert table.price("anthropic/claude-3-5-haiku-latest").cost.output == 4.0
+    assert table.price("conflict_eval/smollm2").cost.input == 0.0  # the price file's glob
+    assert table.price("unknown/model").cost is None
     bad = tmp_path / "p.yaml"
     bad.write_text("models:\n  a/b: {input: 1}\n")
     with pytest.raises(ValueError, match=r"p.yaml: model 'a/b': field 'output' is missing"):
-        load_prices(bad)
+        PriceTable.load(prices=bad)
 
 
 def test_costs_prefer_what_inspect_recorded_then_cost_config_then_price_file(tmp_path):

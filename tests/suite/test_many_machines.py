@@ -185,8 +185,8 @@ def test_a_killed_attempt_is_set_aside_and_its_calls_count(tmp_path):
     [row] = board["rows"]
     assert row.complete and row.n == 4 and board["stats"]["duplicates_dropped"] == 0
     assert row.cost_total == pytest.approx(tokens / 1e6)
-    from conflict_eval.report.costs import load_model_cost_config  # the budget's own price form
+    from conflict_eval.pricing import PriceTable  # the budget's own price form
 
     (tmp_path / "costs.yaml").write_text(
         "scripted/slow: {input: 1.0, output: 0.0, input_cache_write: 1.0, input_cache_read: 1.0}\n")
-    assert spent_in_logs(log_dir, load_model_cost_config(tmp_path / "costs.yaml")) == pytest.approx(tokens / 1e6)
+    assert spent_in_logs(log_dir, PriceTable.load(tmp_path / "costs.yaml")) == pytest.approx(tokens / 1e6)

@@ -1,4 +1,4 @@
-"""One reader of Inspect's ``--model-cost-config`` format (report.costs.load_model_cost_config),
+"""One reader of Inspect's ``--model-cost-config`` format (pricing.load_model_cost_config),
 used by the estimate, the budget, ``suite run`` and the leaderboard, with Inspect's rules:
 a YAML or JSON file (JSON when the text starts with ``{``), exact model names, all four
 ``ModelCost`` fields; a bad file is an error naming the file, the model and the field."""
@@ -10,8 +10,7 @@ import sys
 import pytest
 from inspect_ai.model import ModelCost, ModelUsage, compute_model_cost
 
-from conflict_eval.report.costs import COST_FIELDS, load_model_cost_config, load_prices
-from conflict_eval.runs.estimate import model_price
+from conflict_eval.pricing import COST_FIELDS, PriceTable, load_model_cost_config
 
 YAML = """\
 # USD per 1M tokens
@@ -40,7 +39,8 @@ def test_yaml_file_with_cache_prices(tmp_path):
                        input_tokens_cache_write=2_000_000, input_tokens_cache_read=4_000_000)
     assert compute_model_cost(table["scripted/x"], usage) == pytest.approx(11.8)
     # the estimate reads the same file the same way
-    assert model_price("scripted/x", str(path)) == (table["scripted/x"], "model-cost-config")
+    price = PriceTable.load(str(path)).price("scripted/x")
+    assert (price.cost, price.source) == (table["scripted/x"], "model-cost-config")
 
 
 @pytest.mark.parametrize("name", ["costs.json", "costs.yaml"])
@@ -63,9 +63,14 @@ def test_yaml_text_in_a_json_named_file_is_yaml(tmp_path):
     ("scripted/x: {input: 1, output: 4, input_cache_write: 1, input_cache_read: 1, cache: 2}\n",
      "model 'scripted/x': unknown field 'cache'"),
     ("scripted/x: {input: -1, output: 4, input_cache_write: 1, input_cache_read: 1}\n",
-     "model 'scripted/x': field 'input' must be a number >= 0"),
+     "model 'scripted/x': field 'input' must be a finite number >= 0"),
     ("scripted/x: {input: '1', output: 4, input_cache_write: 1, input_cache_read: 1}\n",
-     "model 'scripted/x': field 'input' must be a number"),
+     "model 'scripted/x': field 'input' must be a finite number"),
+    # YAML's .inf and .nan are numbers; a price of either is refused where the file is read
+    ("scripted/x: {input: .inf, output: 4, input_cache_write: 1, input_cache_read: 1}\n",
+     "model 'scripted/x': field 'input' must be a finite number >= 0 (USD per 1M tokens), got inf"),
+    ("scripted/x: {input: 1, output: .nan, input_cache_write: 1, input_cache_read: 1}\n",
+     "model 'scripted/x': field 'output' must be a finite number >= 0 (USD per 1M tokens), got nan"),
     ("scripted/x: 3\n", "model 'scripted/x': expected a mapping"),
     ("'openai/*': {input: 1, output: 4, input_cache_write: 1, input_cache_read: 1}\n",
      "model 'openai/*': glob patterns are not Inspect's format"),
@@ -132,10 +137,11 @@ def test_what_inspect_accepts_and_rejects_we_do_too(tmp_path):
 def test_the_fallback_price_file_keeps_its_own_format(tmp_path):
     """``--prices``/prices.yaml is ours, not Inspect's: a ``models:`` table with glob
     patterns, cache prices defaulting to the input price."""
-    assert load_prices()["anthropic/claude-3-5-haiku*"].input_cache_read == 0.80
+    assert PriceTable.load().file["hf/*"].input_cache_read == 0
     path = tmp_path / "prices.yaml"
     path.write_text("models:\n  'x/*': {input: 1, output: 2, input_cache_read: 0.1}\n")
-    assert load_prices(path)["x/*"] == ModelCost(input=1, output=2, input_cache_write=1, input_cache_read=0.1)
+    assert PriceTable.load(prices=path).file["x/*"] == ModelCost(input=1, output=2, input_cache_write=1,
+                                                                 input_cache_read=0.1)
     path.write_text("models:\n  'x/*': {input: 1}\n")
     with pytest.raises(ValueError, match=r"price table .*prices\.yaml: model 'x/\*': field 'output' is missing"):
-        load_prices(path)
+        PriceTable.load(prices=path)

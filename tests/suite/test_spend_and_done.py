@@ -11,7 +11,7 @@ import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conflict_eval.report import build_leaderboard
-from conflict_eval.report.costs import load_model_cost_config
+from conflict_eval.pricing import load_model_cost_config
 from conflict_eval.runs.status import task_statuses
 
 SUITE = """name: paid

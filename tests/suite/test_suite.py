@@ -212,7 +212,7 @@ def test_cli_suite_run_and_show(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0 and "suite tiny: 2 task run(s), complete" in out
     assert main(["suite", "run", "tiny", "--model", "gpt4", "--log-dir", str(tmp_path)]) == 2
-    assert "bad model string(s) 'gpt4'" in capsys.readouterr().err
+    assert "--model: bad model string 'gpt4'" in capsys.readouterr().err
 
 
 @pytest.mark.slow

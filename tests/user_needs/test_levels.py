@@ -6,7 +6,7 @@ import pytest
 from conflict_eval.scorers.user_needs.parse import parse_output
 from conflict_eval.scorers.user_needs.levels import (
     case_accuracy, overall_accuracy, refusal_rate, refusal_split, setting_accuracy, summary)
-from conflict_eval.scorers.user_needs.normalize import canonical, is_refusal, matches
+from conflict_eval.scorers.user_needs.normalize import canonical, is_i_dont_know, matches
 
 CE, CF, MF = "context_exclusive", "context_first", "memory_first"
 M, C, I = "matching", "conflict", "irrelevant"
@@ -90,7 +90,7 @@ def test_answer_normalisation(pred, gold, ok):
 
 
 def test_refusal_and_canonical_forms():
-    assert is_refusal("I DON'T KNOW") and not is_refusal("I know")
+    assert is_i_dont_know("I DON'T KNOW") and not is_i_dont_know("I know")
     assert canonical("twenty") == "20" and canonical("**Paris**") == "paris"
 
 

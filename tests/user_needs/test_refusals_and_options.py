@@ -9,7 +9,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import get_model
 
 from conflict_eval.plugins.user_needs.prompts import SYSTEM_PROMPTS
-from conflict_eval.scorers.user_needs.normalize import is_near_refusal, is_refusal, match_option
+from conflict_eval.scorers.user_needs.normalize import is_near_refusal, is_i_dont_know, match_option
 from conflict_eval.testing import scripted_output
 
 
@@ -38,7 +38,7 @@ from conflict_eval.testing import scripted_output
     ("Unknown, though most likely Lyon", False, False),
 ])
 def test_strict_and_near_refusals(answer, strict, near):
-    assert (is_refusal(answer), is_near_refusal(answer)) == (strict, near)
+    assert (is_i_dont_know(answer), is_near_refusal(answer)) == (strict, near)
 
 
 ECARE = ["The woman gave birth to a child.", "The baby feels the awareness through physical sensations."]
