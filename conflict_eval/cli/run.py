@@ -121,7 +121,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             logs = inspect_eval(
                 task,
                 model=model,
-                model_args=model_args,  # empty: inspect_ai.eval reads INSPECT_EVAL_MODEL_ARGS
+                # -M base_url= is Inspect's model_base_url (get_model takes it once)
+                model_base_url=model_args.get("base_url") if watch is None else None,
+                model_args={k: v for k, v in model_args.items() if k != "base_url"} if watch is None else model_args,
                 limit=env_default(args.limit, "INSPECT_EVAL_LIMIT", int),
                 log_dir=log_dir,
                 **({"max_tokens": max_tokens} if max_tokens else {}),

@@ -10,12 +10,14 @@ caller's statement and is shown as $0."""
 from __future__ import annotations
 
 import fnmatch
-import json
+import math
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from conflict_eval.records.config_files import load_json, load_yaml
 
 COST_FIELDS = ("input", "output", "input_cache_write", "input_cache_read")
 """The fields of Inspect's ``ModelCost`` (USD per 1M tokens); all four are required in Inspect's format."""
@@ -49,10 +51,17 @@ def model_cost(price: Any, where: str, model: str, *, cache_default: bool = Fals
                     else f"Inspect's ModelCost needs all of {', '.join(COST_FIELDS)}")
             raise ValueError(f"{where}: model {model!r}: field {field!r} is missing ({need})")
         value = price[field]
-        if not isinstance(value, int | float) or isinstance(value, bool) or not value >= 0:
-            raise ValueError(f"{where}: model {model!r}: field {field!r} must be a number >= 0 "
+        if not is_price(value):
+            raise ValueError(f"{where}: model {model!r}: field {field!r} must be a finite number >= 0 "
                              f"(USD per 1M tokens), got {value!r}")
     return ModelCost(**{f: float(price[f]) for f in COST_FIELDS})
+
+
+def is_price(value: Any) -> bool:
+    """A price (USD per 1M tokens) is a finite number >= 0: no bool, string, NaN or
+    infinity (an infinite price would stop any budget at the first call, a NaN
+    one never). The one check of a price, for the cost config and the price file."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
 def _read_config(path: Path, where: str) -> Any:
@@ -64,14 +73,8 @@ def _read_config(path: Path, where: str) -> Any:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    try:
-        return json.loads(text) if text.strip().startswith("{") else yaml.safe_load(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        raise ValueError(f"{where}: not valid YAML{at}: {getattr(exc, 'problem', None) or exc}") from None
+    # errors name the file and line; YAML duplicate keys and alias bombs are refused
+    return load_json(text, where) if text.strip().startswith("{") else load_yaml(text, where)
 
 
 def load_model_cost_config(source: str | Path | dict | None) -> dict[str, Any]:

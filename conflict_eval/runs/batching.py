@@ -12,11 +12,10 @@ ignores the setting elsewhere; estimates and budgets price such a model live.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import yaml
+from conflict_eval.records.config_files import load_json, load_yaml
 
 
 class BatchSettingError(ValueError):
@@ -77,7 +76,7 @@ def parse_batch_flag(text: str | None) -> bool | int | dict | None:
         value: Any = int(t)
     elif Path(t).is_file():
         raw = Path(t).read_text(encoding="utf-8")
-        value = json.loads(raw) if t.endswith(".json") else yaml.safe_load(raw)
+        value = load_json(raw, t) if t.endswith(".json") else load_yaml(raw, t)
     else:
         raise BatchSettingError(f"bad --batch {text!r}: give nothing, a batch size, or a YAML/JSON file of "
                                 "BatchConfig fields")

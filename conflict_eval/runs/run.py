@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from conflict_eval.runs.signals import SigtermAsSigint, inspect_verdict_muted
-from conflict_eval.runs.spec import ModelSpec, Suite, SuiteError
+from conflict_eval.runs.spec import ModelSpec, Suite, SuiteError, model_arg_problem
 
 # suite `eval:` keys and `suite run` flags that are Inspect per-sample limits
 LIMIT_KEYS = ("cost_limit", "token_limit", "time_limit", "working_limit", "message_limit")
@@ -92,8 +92,12 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
     registered = registered_tasks()
     cells = []
     for m in specs:
-        model_obj = get_model(m.model, config=model_config(m), memoize=False,
-                              **m.args) if connect else None  # not memoized: a client made for another URL
+        try:  # not memoized: a client made for another URL
+            model_obj = get_model(m.model, config=model_config(m), memoize=False, **m.args) if connect else None
+        except TypeError as exc:  # an argument the provider's client does not take: the user's error
+            if (bad := model_arg_problem(exc, m.model, m.args)) is None:
+                raise
+            raise SuiteError(bad) from None
         endpoint = model_endpoint(model_obj) if model_obj is not None else \
             resolve_endpoint(m.model, m.args.get("base_url"))
         for spec in suite.tasks:
