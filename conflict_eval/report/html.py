@@ -112,11 +112,13 @@ def _task_section(board: dict[str, Any], t: str, trows: list, colours: dict[str,
     prov = board.get("provenance") or {}
     out = [f'<section class="task" id="{slug(t)}"><h2>{esc(t)}</h2>']
     body = [[esc(r.model), str(r.n), "complete" if r.complete else f"<b>incomplete</b> {esc(r.status.describe())}",
-             str(r.errors), str(r.cancelled), fmt(r.parse_failure_rate), fmt(r.calls, 2),
+             str(r.errors), str(r.cancelled), fmt(r.parse_failure_rate), fmt(r.refusal_rate),
+             fmt(r.no_response_rate), fmt(r.calls, 2),
              fmt(r.input_tokens, 1), fmt(r.output_tokens, 1), money(r.cost_per_sample), money(r.cost_total),
              share(r.rerun_share), esc(r.cost_source or "no price"),
              esc(estimate_text(cell(prov, r.model, t).get("estimate"), r))] for r in trows]
-    out.append(_table("detail", ["model", "n", "status", "errors", "cancelled", "parse fail ↓", "calls/sample",
+    out.append(_table("detail", ["model", "n", "status", "errors", "cancelled", "parse fail ↓", "refusal ↓",
+                                 "no response ↓", "calls/sample",
                                  "tokens in", "tokens out", "$/sample", "$ total (every call)", "re-run share", "cost from",
                                  "estimate vs actual"], body))
     names = metric_names(trows)

@@ -27,11 +27,13 @@ def task_detail(board: dict[str, Any], task: str) -> list[str]:
     prov = board.get("provenance") or {}
     lines = [f"## {md_escape(task)}", ""]
     body = [[r.model, r.n, "complete" if r.complete else f"INCOMPLETE ({r.status.describe()})", r.errors,
-             r.cancelled, fmt(r.parse_failure_rate), fmt(r.calls, 2), fmt(r.input_tokens, 1),
+             r.cancelled, fmt(r.parse_failure_rate), fmt(r.refusal_rate), fmt(r.no_response_rate),
+             fmt(r.calls, 2), fmt(r.input_tokens, 1),
              fmt(r.output_tokens, 1),
              money(r.cost_per_sample), money(r.cost_total), share(r.rerun_share), r.cost_source or "no price",
              estimate_text(cell(prov, r.model, r.task).get("estimate"), r)] for r in rows]
-    lines += _table(["model", "n", "status", "errors", "cancelled", "parse fail ↓", "calls/sample", "tokens in",
+    lines += _table(["model", "n", "status", "errors", "cancelled", "parse fail ↓", "refusal ↓", "no response ↓",
+                     "calls/sample", "tokens in",
                      "tokens out", "$/sample", "$ total (every call)", "re-run share", "cost from", "estimate vs actual"],
                     body) + [""]
     names = metric_names(rows)

@@ -148,6 +148,8 @@ class Row:
     status: CellStatus | None = None
     cancelled: int = 0  # samples cut off in flight by a cancelled run (not in errors; see report.logs)
     rerun_share: float | None = None  # of cost_total, not accounted for by the samples shown (report.spend)
+    refusal_rate: float | None = None  # share of scored samples whose Score.reason is "refusal" (None: none scored)
+    no_response_rate: float | None = None  # ... whose Score.reason is "no_response"
 
     @property
     def by_conflict_type(self) -> dict[str, MetricSummary]:  # the name before groups were generic
@@ -228,6 +230,8 @@ def aggregate(records: list[SampleRecord], bootstrap: int = 1000, seed: int = 0,
         rows.append(Row(
             model=model, task=task, n=len({r.sample_id for r in ok}), errors=errors, metrics=metrics,
             parse_failure_rate=mean(parse) if parse else None,
+            refusal_rate=mean(r.refusal for r in ok) if ok else None,
+            no_response_rate=mean(r.no_response for r in ok) if ok else None,
             calls=mean(r.calls for r in ok) if ok else 0.0,
             input_tokens=mean(r.input_tokens for r in ok) if ok else 0.0,
             output_tokens=mean(r.output_tokens for r in ok) if ok else 0.0,
