@@ -215,7 +215,9 @@ def aggregate(records: list[SampleRecord], bootstrap: int = 1000, seed: int = 0,
         for r in ok:
             names += [k for k in r.values if k not in names]
         metrics = {name: summarise_metric(list(_per_id(ok, name).values()), bootstrap, seed) for name in names}
-        parse = [r.parse_failure for r in ok if r.parse_failure is not None]
+        # a cell whose scorer reports parse failures (a key, or Score.reason) reports them for every sample:
+        # a sample it said nothing about had none; a cell with no report at all has no rate (None)
+        parse = [r.parse_failure or 0.0 for r in ok] if any(r.parse_failure is not None for r in ok) else []
         costs = [r.cost for r in ok]
         have_cost = bool(ok) and all(c is not None for c in costs)
         sources = {r.cost_source for r in ok if r.cost_source}
