@@ -96,8 +96,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from conflict_eval.components.endpoint import resolve_endpoint
 
+    from conflict_eval.runs.source import source_info
+
     task_with(task, metadata={**(task.metadata or {}), "conflict_eval_endpoint": {
-        model: resolve_endpoint(model, model_args.get("base_url"))}})
+        model: resolve_endpoint(model, model_args.get("base_url"))}, "conflict_eval_source": source_info()})
     from conflict_eval.runs.batching import generate_batch, parse_batch_flag
 
     batch = parse_batch_flag(args.batch)  # Inspect's GenerateConfig.batch, passed unchanged

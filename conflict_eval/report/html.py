@@ -14,7 +14,7 @@ from typing import Any
 from .format import (unread_note, share, NOT_RUN, cell_parts, column_n, esc, estimate_text, fmt, interval, methods_used,
                      metric_names, model_colours, money, paired_interval, slug, tasks_models)
 from .grouping import GROUP_TITLE, groups_of
-from .provenance import cell
+from .provenance import cell, made_texts
 from .stats import arrow, direction
 from .svg import cost_scatter, group_bars, headline_bars
 
@@ -190,10 +190,9 @@ def _reproduce(prov: dict[str, Any], t: str, trows: list) -> str:
              *[(f"setting {k}", str(v)) for k, v in sorted(p["settings"].items())]]
     out = [f'<h3>Reproducibility</h3><div class="repro" data-task="{esc(t)}">',
            _table("provenance-task", ["", "value"], [[esc(k), esc(v)] for k, v in facts], left=2)]
-    gen = p["generate_config"]
-    if gen:
-        out.append(_table("generate-config", ["generation config", "value"],
-                          [[esc(k), esc(", ".join(v))] for k, v in gen.items()], left=2))
+    out.append(_table("made", ["model", "generation config (the model's own)", "batch", "judges", "code commit"],
+                      [[esc(r.model), *[esc(x) for x in made_texts(cell(prov, r.model, t).get("made"))]]
+                       for r in trows], left=5))
     body = []
     for r in trows:
         c = cell(prov, r.model, t)

@@ -69,7 +69,7 @@ class Cell:
 
 def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: list[ModelSpec] | None = None,
                 limit: int | None = None, model_cost_config: str | dict | None = None,
-                connect: bool = True) -> list[Cell]:
+                connect: bool = True, cost_config_file: str | None = None) -> list[Cell]:
     """The suite's Inspect tasks, one per model, task entry and seed, each
     carrying its estimate as task metadata ``conflict_eval_estimate``
     (``{"per_sample": {...}, "total": {...}}``, each with calls,
@@ -84,11 +84,13 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
     from conflict_eval.components.endpoint import model_endpoint, resolve_endpoint
     from conflict_eval.runs.estimate import estimate_built
     from conflict_eval.runs.registered import registered_tasks
+    from conflict_eval.runs.source import source_info
 
     specs = models or suite.models
     if not specs:
         raise SuiteError(f"suite {suite.name!r} names no models; give --model")
     mcc = model_cost_config if model_cost_config is not None else suite.eval.get("model_cost_config")
+    cost_file = cost_config_file or (mcc if isinstance(mcc, str) else None)
     registered = registered_tasks()
     cells = []
     for m in specs:
@@ -119,7 +121,10 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
                     "limit": spec.limit, "seed": seed, "shard": list(shard) if shard else None,
                     # the cut as the reproduce command states it (report.commands)
                     "selection": {"limit": _least(spec.limit, limit), "shard": list(shard) if shard else None}},
-                    "conflict_eval_endpoint": {m.model: endpoint}}
+                    "conflict_eval_endpoint": {m.model: endpoint},
+                    "conflict_eval_source": source_info()}  # the code that ran (report.provenance)
+                if cost_file:  # repeated by the reproduce command (report.commands)
+                    meta["conflict_eval_cost_config"] = {"file": cost_file}
                 # a list would make Inspect's dataset nameless ("dataset: (samples)"): keep the loader's
                 dataset = MemoryDataset(samples, name=task.dataset.name, location=task.dataset.location,
                                         shuffled=task.dataset.shuffled)
@@ -202,13 +207,14 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
     from conflict_eval.runs.status import incomplete, task_statuses
 
     options = {**suite.eval, **{k: v for k, v in eval_set_options.items() if v is not None}}
+    cost_file = options.get("model_cost_config") if isinstance(options.get("model_cost_config"), str) else None
     if options.get("model_cost_config") is not None:  # Inspect's format; models it does not know are added
         options["model_cost_config"] = register_costs(options["model_cost_config"])
     specs = models or suite.models
     check_endpoints(specs)  # bounded: an unreachable URL fails now, not after minutes of retries
     with inspect_verdict_muted():  # building the models prints Inspect's banner once per process
         cells = build_cells(suite, shard, models=specs, limit=limit,
-                            model_cost_config=options.get("model_cost_config"))
+                            model_cost_config=options.get("model_cost_config"), cost_config_file=cost_file)
     out_dir = shard_log_dir(log_dir, shard)
     if not cells:
         return SuiteRun(True, [], [], None, out_dir)
