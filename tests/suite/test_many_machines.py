@@ -125,8 +125,10 @@ def test_three_workers_one_killed_and_restarted(tmp_path, capsys):
 
     commits = {c for r in board["rows"] for c in cell(board["provenance"], r.model, r.task)["made"]["git_commit"]}
     src = source_info()
-    assert commits == ({src["git_commit"] + (" (with uncommitted changes)" if src["dirty"] else "")}
-                       if src["git_commit"] else {"none: conflict-eval was not run from a git checkout"})
+    if src["git_commit"]:  # (uncommitted changes may be flagged: not compared, the tree may change meanwhile)
+        assert all(c.startswith(src["git_commit"]) for c in commits), commits
+    else:
+        assert commits == {"none: conflict-eval was not run from a git checkout"}
 
 
 GKP_SUITE = """name: kept
