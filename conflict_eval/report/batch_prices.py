@@ -31,7 +31,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import yaml
+from conflict_eval.records.config_files import load_yaml
 
 # the providers whose Inspect model API has a batcher (inspect_ai 0.3.285:
 # GenerateConfig.batch is ignored by every other provider)
@@ -45,7 +45,7 @@ def load_batch_discounts(path: str | None = None) -> dict[str, dict[str, Any]]:
         text, where = (files("conflict_eval") / "prices.yaml").read_text(encoding="utf-8"), "prices.yaml (packaged)"
     else:
         text, where = Path(path).read_text(encoding="utf-8"), f"price table {path}"
-    data = (yaml.safe_load(text) or {}).get("batch") or {}
+    data = (load_yaml(text, where) or {}).get("batch") or {}  # errors name the file and line
     if not isinstance(data, dict):
         raise ValueError(f"{where}: 'batch' must map provider -> {{discount: 0..1, source: text}}")
     out = {}
