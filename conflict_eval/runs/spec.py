@@ -87,10 +87,8 @@ class SuiteError(ValueError):
 def positive_number_problem(value: Any) -> str | None:
     """Why ``value`` is not a finite number > 0 (a budget, a limit), else None.
     NaN and infinity are refused: a NaN budget is never reached."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return f"must be a positive number, got {value!r}"
-    if not math.isfinite(value) or value <= 0:
-        return f"must be a finite number > 0, got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        return f"must be a positive number (finite: no NaN or infinity), got {value!r}"
     return None
 
 

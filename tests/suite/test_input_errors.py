@@ -72,7 +72,7 @@ def test_nan_and_infinite_budgets_in_the_file_are_refused(tmp_path, capsys, budg
 def test_a_nan_cost_limit_in_the_file_is_refused(tmp_path, capsys):
     path = _suite(tmp_path, GOOD + "eval: {cost_limit: .nan}\n")
     assert main(["suite", "show", str(path)]) == 2
-    assert "cost_limit must be a finite number" in _error(capsys)
+    assert "cost_limit must be a positive number (finite: no NaN or infinity), got nan" in _error(capsys)
 
 
 @pytest.mark.parametrize("flag", ["--budget", "--cost-limit"])
