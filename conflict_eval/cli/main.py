@@ -75,6 +75,16 @@ def _user_errors() -> tuple[type[BaseException], ...]:
             FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 
 
+def _model_args(args: argparse.Namespace) -> dict:
+    """The ``-M`` arguments of the command line, if it takes them."""
+    from conflict_eval.cli.options import parse_pairs
+
+    try:
+        return parse_pairs(getattr(args, "model_arg", None) or [], "-M")
+    except ValueError:
+        return {}
+
+
 def _take_back_sigint() -> None:
     """Handle SIGINT even when it was inherited as ignored.
 
@@ -129,6 +139,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         from conflict_eval.records.errors import data_needed
 
+        from conflict_eval.runs.spec import model_arg_problem
+
+        model = getattr(args, "model", None) or "the model"
+        if (bad := model_arg_problem(exc, ", ".join(model) if isinstance(model, list) else model,
+                                     _model_args(args))) is not None:
+            print(f"error: {bad}", file=sys.stderr)
+            return 2
         known = explain(exc)
         if known is not None:
             print(f"error: {known[0]}", file=sys.stderr)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["DEFAULT_MODEL", "OptionError", "env_default", "parse_pairs", "print_json"]
+__all__ = ["DEFAULT_MODEL", "OptionError", "env_default", "parse_pairs", "positive_number", "print_json"]
 
 DEFAULT_MODEL = "conflict_eval/smollm2"
 
@@ -37,6 +37,29 @@ def parse_pairs(pairs: Sequence[str], flag: str = "-T") -> dict[str, Any]:
         key, value = pair.split("=", 1)
         options[key.strip()] = yaml.safe_load(value) if value else value
     return options
+
+
+def positive_number(text: str) -> float:
+    """An argparse ``type`` for dollars and limits: a finite number > 0 (``nan``,
+    ``inf`` and ``0`` are refused with argparse's one-line error, exit 2).
+
+    >>> positive_number("2.5")
+    2.5
+    >>> positive_number("nan")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a finite number > 0, got 'nan'
+    """
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
 
 
 def env_default(value: Any, var: str, convert=str) -> Any:

@@ -96,8 +96,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from conflict_eval.components.endpoint import resolve_endpoint
 
+    from conflict_eval.runs.source import source_info
+
     task_with(task, metadata={**(task.metadata or {}), "conflict_eval_endpoint": {
-        model: resolve_endpoint(model, model_args.get("base_url"))}})
+        model: resolve_endpoint(model, model_args.get("base_url"))}, "conflict_eval_source": source_info()})
     from conflict_eval.runs.batching import generate_batch, parse_batch_flag
 
     batch = parse_batch_flag(args.batch)  # Inspect's GenerateConfig.batch, passed unchanged
@@ -121,7 +123,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             logs = inspect_eval(
                 task,
                 model=model,
-                model_args=model_args,  # empty: inspect_ai.eval reads INSPECT_EVAL_MODEL_ARGS
+                # -M base_url= is Inspect's model_base_url (get_model takes it once)
+                model_base_url=model_args.get("base_url") if watch is None else None,
+                model_args={k: v for k, v in model_args.items() if k != "base_url"} if watch is None else model_args,
                 limit=env_default(args.limit, "INSPECT_EVAL_LIMIT", int),
                 log_dir=log_dir,
                 **({"max_tokens": max_tokens} if max_tokens else {}),

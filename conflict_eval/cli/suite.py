@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conflict_eval.cli.options import parse_pairs, print_json
+from conflict_eval.cli.options import parse_pairs, positive_number, print_json
 from conflict_eval.runs.spec import ModelSpec, SuiteError, load_suite, model_problem
+from conflict_eval.records.config_files import read_json
 
 
 def _models(args) -> list[ModelSpec] | None:
@@ -136,7 +137,7 @@ def _plan_status(args, plan_file, plan) -> int:
     for w in plan.get("workers") or []:
         p = Path(plan["log_dir"]) / f"worker-{w['worker']}-stop.json"
         if p.is_file():
-            stops[w["worker"]] = json.loads(p.read_text(encoding="utf-8"))
+            stops[w["worker"]] = read_json(p)
     if args.json:
         print(json.dumps({"complete": not left, "tasks": status_json(statuses), "plan": str(plan_file),
                           "spent_usd": sum(spend.values()), "budget_usd": plan.get("budget_usd"),
@@ -260,8 +261,8 @@ def add_cli_commands(sub) -> None:
     _model_flags(r)
     r.add_argument("--log-dir", help="default logs/<suite name>")
     r.add_argument("--max-tasks", type=int, help="tasks run in parallel")
-    r.add_argument("--budget", type=float, metavar="USD", help="suite-wide budget in US dollars (overrides budget:)")
-    r.add_argument("--cost-limit", type=float, metavar="USD", help="Inspect's per-sample cost limit")
+    r.add_argument("--budget", type=positive_number, metavar="USD", help="suite-wide budget in US dollars (overrides budget:)")
+    r.add_argument("--cost-limit", type=positive_number, metavar="USD", help="Inspect's per-sample cost limit")
     r.add_argument("--token-limit", type=int, help="Inspect's per-sample token limit")
     r.add_argument("--time-limit", type=int, metavar="SECONDS", help="Inspect's per-sample time limit")
     r.add_argument("--estimate", action="store_true",
@@ -288,7 +289,7 @@ def add_cli_commands(sub) -> None:
                    "workers/worker-I.json)")
     p.add_argument("--workers", type=int, default=1, help="number of workers (default 1)")
     p.add_argument("--log-dir", help="the shared flat log folder every worker writes (default DIR/logs)")
-    p.add_argument("--budget", type=float, metavar="USD", help="suite-wide budget, split across workers by "
+    p.add_argument("--budget", type=positive_number, metavar="USD", help="suite-wide budget, split across workers by "
                    "their estimated cost (overrides budget:)")
     p.set_defaults(fn=cmd_suite_plan)
     w = ssub.add_parser("worker", help="run one worker of a plan into its shared log folder (Inspect's "

@@ -12,7 +12,6 @@ valid YAML) are refused here, so no later sum is infinite or NaN.
 from __future__ import annotations
 
 import fnmatch
-import json
 import math
 from dataclasses import dataclass
 from importlib.resources import files
@@ -20,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from conflict_eval.records.config_files import load_json, load_yaml
 
 COST_FIELDS = ("input", "output", "input_cache_write", "input_cache_read")
 """The fields of Inspect's ``ModelCost`` (USD per 1M tokens); all four are required in Inspect's format."""
@@ -93,15 +94,9 @@ def read_config(path: str | Path, where: str) -> Any:
 
 
 def parse_config_text(text: str, where: str) -> Any:
-    """JSON when the text starts with ``{``, else YAML; a syntax error names ``where`` and the line."""
-    try:
-        return json.loads(text) if text.strip().startswith("{") else yaml.safe_load(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        raise ValueError(f"{where}: not valid YAML{at}: {getattr(exc, 'problem', None) or exc}") from None
+    """JSON when the text starts with ``{``, else YAML; errors name ``where`` and the line
+    (records.config_files: YAML duplicate keys and alias bombs are refused too)."""
+    return load_json(text, where) if text.strip().startswith("{") else load_yaml(text, where)
 
 
 def load_model_cost_config(source: str | Path | dict | None) -> dict[str, Any]:

@@ -11,6 +11,10 @@ selection with flags Inspect itself accepts:
 * a plain ``inspect eval`` log -> its own ``--limit``, ``--sample-id`` and
   ``--sample-shuffle``.
 
+A batched cell's command repeats ``--batch`` (its size when one was set), and
+a cell run with a cost config (task metadata ``conflict_eval_cost_config``)
+repeats ``--model-cost-config``, so a re-run is billed as the original was.
+
 A cell whose logs ran the same task and settings on different samples (the
 shards of one run) gets one command over the union of their ids. A cell that
 one command cannot reproduce (runs with different settings pooled, sample ids
@@ -89,7 +93,21 @@ def _base_command(h: dict[str, Any]) -> list[str]:
             cmd += [f"--{k.replace('_', '-')}", _flag_value(",".join(v) if isinstance(v, list) else v)]
     if h.get("epochs", 1) != 1:
         cmd += ["--epochs", str(h["epochs"])]
+    cmd += _batch_flags((h.get("config") or {}).get("batch"))
+    cost = ((h.get("metadata") or {}).get("conflict_eval_cost_config") or {}).get("file")
+    if cost:  # the prices the run was billed and budgeted at (the file as given, shown without a local path)
+        cmd += ["--model-cost-config", _strip_hash(display_value(str(cost)))]
     return [redact(x) for x in cmd]
+
+
+def _batch_flags(batch: Any) -> list[str]:
+    """Inspect's ``--batch`` for a recorded ``GenerateConfig.batch``: bare, or the batch size.
+    A BatchConfig's other fields (delays, tick) change when answers come, not what they are."""
+    if batch is None or batch is False:
+        return []
+    size = batch.get("size") if isinstance(batch, dict) else batch if isinstance(batch, int) and batch is not True \
+        else None
+    return ["--batch", str(size)] if size else ["--batch"]
 
 
 def selection(h: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 from .format import (unread_note, share, NOT_RUN, cell_parts, column_n, esc, estimate_text, fmt, interval, methods_used,
                      metric_names, model_colours, money, PAIRED_HEAD, paired_cells, slug, tasks_models, verdict_rule)
 from .grouping import GROUP_TITLE, groups_of
-from .provenance import cell
+from .provenance import cell, made_texts
 from .stats import arrow, direction
 from .svg import cost_scatter, group_bars, headline_bars
 
@@ -112,11 +112,13 @@ def _task_section(board: dict[str, Any], t: str, trows: list, colours: dict[str,
     prov = board.get("provenance") or {}
     out = [f'<section class="task" id="{slug(t)}"><h2>{esc(t)}</h2>']
     body = [[esc(r.model), str(r.n), "complete" if r.complete else f"<b>incomplete</b> {esc(r.status.describe())}",
-             str(r.errors), str(r.cancelled), fmt(r.parse_failure_rate), fmt(r.calls, 2),
+             str(r.errors), str(r.cancelled), fmt(r.parse_failure_rate), fmt(r.refusal_rate),
+             fmt(r.no_response_rate), fmt(r.calls, 2),
              fmt(r.input_tokens, 1), fmt(r.output_tokens, 1), money(r.cost_per_sample), money(r.cost_total),
              share(r.rerun_share), esc(r.cost_source or "no price"),
              esc(estimate_text(cell(prov, r.model, t).get("estimate"), r))] for r in trows]
-    out.append(_table("detail", ["model", "n", "status", "errors", "cancelled", "parse fail ↓", "calls/sample",
+    out.append(_table("detail", ["model", "n", "status", "errors", "cancelled", "parse fail ↓", "refusal ↓",
+                                 "no response ↓", "calls/sample",
                                  "tokens in", "tokens out", "$/sample", "$ total (every call)", "re-run share", "cost from",
                                  "estimate vs actual"], body))
     names = metric_names(trows)
@@ -194,10 +196,9 @@ def _reproduce(prov: dict[str, Any], t: str, trows: list) -> str:
              *[(f"setting {k}", str(v)) for k, v in sorted(p["settings"].items())]]
     out = [f'<h3>Reproducibility</h3><div class="repro" data-task="{esc(t)}">',
            _table("provenance-task", ["", "value"], [[esc(k), esc(v)] for k, v in facts], left=2)]
-    gen = p["generate_config"]
-    if gen:
-        out.append(_table("generate-config", ["generation config", "value"],
-                          [[esc(k), esc(", ".join(v))] for k, v in gen.items()], left=2))
+    out.append(_table("made", ["model", "generation config (the model's own)", "batch", "judges", "code commit"],
+                      [[esc(r.model), *[esc(x) for x in made_texts(cell(prov, r.model, t).get("made"))]]
+                       for r in trows], left=5))
     body = []
     for r in trows:
         c = cell(prov, r.model, t)

@@ -23,12 +23,12 @@ shows each log's panel on its own line.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from .grouping import row_key
+from conflict_eval.records.config_files import read_json
 
 _PREFIX = "conflict_eval/judge_panel_"
 _ROLE = re.compile(r"^grader(_(\d+))?$")
@@ -38,7 +38,7 @@ def load_gold(path: str | Path | None) -> dict[str, dict]:
     """``{judge model: {"accuracy", "kappa", "cells"}}`` from a ``benchmarks/judge_gold.py`` JSON result."""
     if not path:
         return {}
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("judges"), dict):
         raise ValueError(f"{path}: not a benchmarks/judge_gold.py result (no 'judges' object)")
     return {name: {"accuracy": s.get("accuracy"), "kappa": s.get("kappa"), "cells": data.get("cells")}

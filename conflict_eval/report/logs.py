@@ -15,8 +15,12 @@ How samples are counted:
 * A score value is a metric: numbers as they are, ``CORRECT``/``INCORRECT``/
   ``PARTIAL``/``NOANSWER``, booleans and yes/no through Inspect's
   ``value_to_float``; other strings are not metrics. Dict-valued scores give
-  one metric per key. ``parse_failure`` (a score key, or
-  ``parse_failure_reason`` in the score's metadata) is the parse-failure rate.
+  one metric per key. The parse-failure, refusal and no-response columns
+  come from Inspect's ``Score.reason`` (:mod:`conflict_eval.answers.reasons`):
+  ``invalid_response_format`` or ``no_response`` is a parse failure,
+  ``refusal`` a refusal, ``no_response`` an empty answer -- so a third-party
+  scorer that sets the reason gets the columns. A score without a reason
+  falls back to its ``parse_failure`` key or ``parse_failure_reason`` metadata.
 * A sample without a score in a ``cancelled`` log, its error (if any) Inspect's
   ``CancelledError``, was cut off in flight by Ctrl-C, SIGTERM or a budget stop:
   it counts as *cancelled*, not as an error of the model (:func:`was_cut_off`).
@@ -32,6 +36,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from conflict_eval.answers.reasons import NO_RESPONSE, PARSE_FAILURE_REASONS, REFUSAL
 
 from .done import is_done
 from conflict_eval.components.endpoint import redact
@@ -55,6 +61,8 @@ class SampleRecord:
     completed: str
     values: dict[str, float] = field(default_factory=dict)
     parse_failure: float | None = None
+    refusal: float = 0.0  # 1 when a score's reason is "refusal"
+    no_response: float = 0.0  # 1 when a score's reason is "no_response"
     group: str | None = None
     calls: int = 0
     input_tokens: int = 0
@@ -108,12 +116,20 @@ def score_values(scores: dict) -> tuple[dict[str, float], float | None]:
             parse = 1.0
         elif parse is None and "parse_failure_reason" in meta:
             parse = 0.0
+    if any(getattr(s, "reason", None) in PARSE_FAILURE_REASONS for s in scores.values()):
+        parse = 1.0  # Inspect's vocabulary first: a third-party scorer needs no parse_failure key
     return values, parse
 
 
 def nan_values(scores: dict) -> set[str]:
     """The metrics of one sample whose value is NaN (unscored), named as :func:`score_values` names them."""
     return {name for name, v, key in _score_items(scores) if key != PARSE_KEY and math.isnan(v)}
+
+
+def reason_flags(scores: dict) -> dict[str, float]:
+    """``{"refusal": 0/1, "no_response": 0/1}`` of one sample, from its scores' ``Score.reason``."""
+    reasons = {getattr(s, "reason", None) for s in scores.values()}
+    return {"refusal": float(REFUSAL in reasons), "no_response": float(NO_RESPONSE in reasons)}
 
 
 @dataclass
@@ -268,6 +284,7 @@ def read_records(log_dirs: list[str | Path], prices=None) -> tuple[list[SampleRe
         retry_by_model = {m: table.usd(m, u).usd for m, u in retried.items()}
         return json.dumps({
             "id": str(sample.id), "epoch": sample.epoch, "values": values, "parse": parse,
+            "reasons": reason_flags(sample.scores or {}),
             "ok": is_done(sample), "group": sample_group(sample.metadata),
             "calls": c.calls, "in": c.input_tokens, "out": c.output_tokens, "cost": usd, "cost_source": src,
             "uuid": sample.uuid, "retry_cost": retry_usd, "cut_off": was_cut_off(sample),
@@ -289,6 +306,7 @@ def read_records(log_dirs: list[str | Path], prices=None) -> tuple[list[SampleRe
         records.append(SampleRecord(
             model=ev.model, task=ev.task, seed=ev.seed, sample_id=f["id"], epoch=int(f["epoch"]), ok=f["ok"],
             completed=ev.completed, values=f["values"], parse_failure=f["parse"], group=f["group"],
+            refusal=f["reasons"]["refusal"], no_response=f["reasons"]["no_response"],
             calls=f["calls"], input_tokens=f["in"], output_tokens=f["out"], cost=f["cost"],
             cost_source=f["cost_source"], source=ev.log, uuid=f["uuid"], retry_cost=f["retry_cost"],
             cancelled=not f["ok"] and f["cut_off"] and ev.status == "cancelled",

@@ -12,7 +12,7 @@ from typing import Any
 from .format import (PAIRED_HEAD, unread_note, share, cell_text, column_n, estimate_text, fmt, interval, md_escape,
                      methods_used, metric_names, money, paired_cells, tasks_models, verdict_rule)
 from .grouping import GROUP_TITLE, groups_of
-from .provenance import cell
+from .provenance import cell, made_texts
 from .stats import arrow
 
 
@@ -27,11 +27,13 @@ def task_detail(board: dict[str, Any], task: str) -> list[str]:
     prov = board.get("provenance") or {}
     lines = [f"## {md_escape(task)}", ""]
     body = [[r.model, r.n, "complete" if r.complete else f"INCOMPLETE ({r.status.describe()})", r.errors,
-             r.cancelled, fmt(r.parse_failure_rate), fmt(r.calls, 2), fmt(r.input_tokens, 1),
+             r.cancelled, fmt(r.parse_failure_rate), fmt(r.refusal_rate), fmt(r.no_response_rate),
+             fmt(r.calls, 2), fmt(r.input_tokens, 1),
              fmt(r.output_tokens, 1),
              money(r.cost_per_sample), money(r.cost_total), share(r.rerun_share), r.cost_source or "no price",
              estimate_text(cell(prov, r.model, r.task).get("estimate"), r)] for r in rows]
-    lines += _table(["model", "n", "status", "errors", "cancelled", "parse fail ↓", "calls/sample", "tokens in",
+    lines += _table(["model", "n", "status", "errors", "cancelled", "parse fail ↓", "refusal ↓", "no response ↓",
+                     "calls/sample", "tokens in",
                      "tokens out", "$/sample", "$ total (every call)", "re-run share", "cost from", "estimate vs actual"],
                     body) + [""]
     names = metric_names(rows)
@@ -89,11 +91,14 @@ def reproducibility(board: dict[str, Any]) -> list[str]:
                  ["sample ids sha256", ", ".join(t["sample_ids_sha256"])],
                  ["conflict-eval (run)", ", ".join(t["conflict_eval"])], ["Inspect (run)", ", ".join(t["inspect_ai"])],
                  ["git commit (run)", ", ".join(t["git_commits"])], ["grader", ", ".join(t["grader"])],
-                 *[[f"generation: {k}", ", ".join(v)] for k, v in t["generate_config"].items()],
                  *[[f"model {m}", f"endpoint: {v['endpoint']}; revision: {v['revision']}"]
                    for m, v in t["models"].items()]]
         lines += _table(["", "value"], facts) + [""]
         trows = [r for r in board["rows"] if r.task == task]
+        lines += ["How each cell was made (the model's own generation config, as Inspect merged it for that "
+                  "model):", ""]
+        lines += _table(["model", "generation config", "batch", "judges", "code commit"],
+                        [[r.model, *made_texts(cell(prov, r.model, task).get("made"))] for r in trows]) + [""]
         body = [[r.model, (cell(prov, r.model, task).get("results_sha256") or "n/a")[:16],
                  "below" if cell(prov, r.model, task).get("command")
                  else f"not one command: {cell(prov, r.model, task).get('why') or 'no log'}",

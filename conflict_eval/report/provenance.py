@@ -3,7 +3,10 @@ upstream revision, sample ids' hash, recorded at run time as task metadata
 ``conflict_eval_provenance``), the software (conflict-eval and Inspect
 versions, git commit when run from a checkout), per model the endpoint and
 revision where known, the generation config; per cell a results hash over
-(sample id, score) pairs, the command that re-runs it, and the run-time cost
+(sample id, score) pairs, the command that re-runs it (with ``--batch`` and
+the cost config when the cell used them), how it was made (the model's own
+generation config and batch setting, the judges of a model-graded cell, the
+commit of the code that ran: :func:`how_made`), and the run-time cost
 estimate (task metadata ``conflict_eval_estimate``) when there was one.
 
 Nothing here carries an absolute local path (see :mod:`.grouping`).
@@ -103,6 +106,47 @@ def _estimate(evs: list[EvalFacts]) -> dict[str, Any] | None:
     return {"per_sample": per_sample, "total": total}
 
 
+def _commit_text(h: dict[str, Any]) -> str:
+    """The git commit of the code that ran one log: the conflict-eval checkout
+    the run imported (task metadata ``conflict_eval_source``, recorded by
+    ``suite run``, ``suite worker`` and ``conflict-eval run`` whatever the
+    working directory), else the checkout Inspect found in the working directory."""
+    src = (h.get("metadata") or {}).get("conflict_eval_source")
+    if isinstance(src, dict) and src.get("git_commit"):
+        return str(src["git_commit"]) + (" (with uncommitted changes)" if src.get("dirty") else "")
+    if h.get("git_commit"):
+        return f"{h['git_commit']} (the working directory's checkout, as Inspect found it)"
+    if isinstance(src, dict):
+        return "none: conflict-eval was not run from a git checkout"
+    return "none recorded (Inspect found no git checkout)"
+
+
+def _config_text(config: dict[str, Any]) -> dict[str, str]:
+    return {k: json.dumps(v, sort_keys=True) if isinstance(v, dict | list) else str(v)
+            for k, v in sorted(config.items())}
+
+
+def how_made(model: str, evs: list[EvalFacts]) -> dict[str, Any]:
+    """How one cell was made: this model's generation config (its own, as
+    Inspect merged it for the model: ``max_connections``, ``batch``, the
+    task's ``max_tokens``, ...), its batch setting, its judges (model-graded
+    cells only) and the commit of the code that ran. Logs that differ show
+    each distinct value."""
+    from .judges import _judges, _panel_values
+
+    configs = list({json.dumps(ev.header.get("config") or {}, sort_keys=True): ev.header.get("config") or {}
+                    for ev in evs}.values())
+    batch = sorted({json.dumps((ev.header.get("config") or {}).get("batch")) for ev in evs})
+    graded = [ev for ev in evs if _panel_values(ev.header.get("task_metrics")) is not None]
+    judges = sorted({", ".join(_judges(ev.header, model)) for ev in graded})
+    return {
+        "generate_config": [_config_text(c) for c in configs],
+        "batch": ["off" if b in ("null", "false") else "on" if b == "true" else f"on: {b}" for b in batch],
+        "judges": judges or None,
+        "git_commit": sorted({_commit_text(ev.header) for ev in evs}),
+    }
+
+
 def provenance(rows: list[Row], evals: dict[str, EvalFacts]) -> dict[str, Any]:
     """The reproducibility block: ``{"created", versions, "tasks": {label: ...}, "cells": {...}}``."""
     import inspect_ai
@@ -126,7 +170,7 @@ def provenance(rows: list[Row], evals: dict[str, EvalFacts]) -> dict[str, Any]:
                         or "no grader role (model-graded scorers use the evaluated model)")
         t["conflict_eval"].add((h.get("metadata") or {}).get("conflict_eval_version") or NOT_RECORDED)
         t["inspect_ai"].add((h.get("packages") or {}).get("inspect_ai") or NOT_RECORDED)
-        t["git_commits"].add(h.get("git_commit") or "none recorded (Inspect found no git checkout)")
+        t["git_commits"].add(_commit_text(h))
         margs = h.get("model_args") or {}
         recorded = ((h.get("metadata") or {}).get("conflict_eval_endpoint") or {})
         t["models"][ev.model] = {
@@ -150,6 +194,7 @@ def provenance(rows: list[Row], evals: dict[str, EvalFacts]) -> dict[str, Any]:
             "results_sha256": results_hash(r.per_id_headline) if r.per_id_headline else None,
             "logs": [ev.log for ev in evs], "estimate": _estimate(evs),
             "task_metrics": evs[0].header.get("task_metrics") if len(evs) == 1 else None,
+            "made": how_made(r.model, evs),
         }
     return {
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -163,3 +208,14 @@ def provenance(rows: list[Row], evals: dict[str, EvalFacts]) -> dict[str, Any]:
 
 def cell(prov: dict[str, Any], model: str, task: str) -> dict[str, Any]:
     return (prov.get("cells") or {}).get(f"{model}\t{task}") or {}
+
+
+def made_texts(made: dict[str, Any] | None) -> list[str]:
+    """A cell's :func:`how_made` as the page's four columns (generation config, batch, judges, commit)."""
+    if not made:
+        return ["not recorded"] * 4
+    configs = " | ".join(", ".join(f"{k} {v}" for k, v in c.items()) or "Inspect's defaults"
+                         for c in made["generate_config"]) or "no log"
+    return [configs, " | ".join(made["batch"]) or "off",
+            "; ".join(made["judges"]) if made.get("judges") else "not model-graded",
+            " | ".join(made["git_commit"]) or NOT_RECORDED]

@@ -247,6 +247,8 @@ class Row:
     cancelled: int = 0  # samples cut off in flight by a cancelled run (not in errors; see report.logs)
     rerun_share: float | None = None  # of cost_total, not accounted for by the samples shown (report.spend)
     cluster_key: str | None = None  # the sample metadata key the task's intervals cluster on
+    refusal_rate: float | None = None  # share of scored samples whose Score.reason is "refusal" (None: none scored)
+    no_response_rate: float | None = None  # ... whose Score.reason is "no_response"
 
     @property
     def by_conflict_type(self) -> dict[str, MetricSummary]:  # the name before groups were generic
@@ -330,7 +332,9 @@ def aggregate(records: list[SampleRecord], bootstrap: int = 1000, seed: int = 0,
         for r in ok:
             names += [k for k in r.values if k not in names]
         metrics = {name: m for name in names if (m := _summary(ok, name, bootstrap, seed)) is not None}
-        parse = [r.parse_failure for r in ok if r.parse_failure is not None]
+        # a cell whose scorer reports parse failures (a key, or Score.reason) reports them for every sample:
+        # a sample it said nothing about had none; a cell with no report at all has no rate (None)
+        parse = [r.parse_failure or 0.0 for r in ok] if any(r.parse_failure is not None for r in ok) else []
         costs = [r.cost for r in ok]
         have_cost = bool(ok) and all(c is not None for c in costs)
         sources = {r.cost_source for r in ok if r.cost_source}
@@ -344,6 +348,8 @@ def aggregate(records: list[SampleRecord], bootstrap: int = 1000, seed: int = 0,
         rows.append(Row(
             model=model, task=task, n=len({r.sample_id for r in ok}), errors=errors, metrics=metrics,
             parse_failure_rate=mean(parse) if parse else None,
+            refusal_rate=mean(r.refusal for r in ok) if ok else None,
+            no_response_rate=mean(r.no_response for r in ok) if ok else None,
             calls=mean(r.calls for r in ok) if ok else 0.0,
             input_tokens=mean(r.input_tokens for r in ok) if ok else 0.0,
             output_tokens=mean(r.output_tokens for r in ok) if ok else 0.0,

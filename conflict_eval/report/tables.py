@@ -30,7 +30,7 @@ def to_csv(rows: list[Row]) -> str:
     header = ["model", "task", "headline", "n", "errors"]
     for name in names:
         header += [name, f"{name}_stderr", f"{name}_ci_low", f"{name}_ci_high"]
-    header += ["parse_failure_rate", "calls_per_sample", "input_tokens_per_sample", "output_tokens_per_sample",
+    header += ["parse_failure_rate", "refusal_rate", "no_response_rate", "calls_per_sample", "input_tokens_per_sample", "output_tokens_per_sample",
                "cost_per_sample_usd", "cost_total_usd", "cost_source", "complete", "samples_done", "samples_total",
                "cancelled", "rerun_share"]
     body = []
@@ -40,7 +40,7 @@ def to_csv(rows: list[Row]) -> str:
             m = r.metrics.get(name)
             row += [None] * 4 if m is None else [m.mean, m.stderr, m.ci[0] if m.ci else None,
                                                  m.ci[1] if m.ci else None]
-        row += [r.parse_failure_rate, r.calls, r.input_tokens, r.output_tokens, r.cost_per_sample, r.cost_total,
+        row += [r.parse_failure_rate, r.refusal_rate, r.no_response_rate, r.calls, r.input_tokens, r.output_tokens, r.cost_per_sample, r.cost_total,
                 r.cost_source, r.complete, r.status.done if r.status else None, r.status.total if r.status else None,
                 r.cancelled, r.rerun_share]
         body.append(row)

@@ -43,7 +43,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import yaml
+from conflict_eval.records.config_files import ConfigFileError, load_yaml, read_yaml
 
 REQUIRED = ("paper", "source", "tasks", "metric", "results")
 KNOWN = set(REQUIRED) | {"id", "generate", "among", "scale", "paper_n", "min_n", "tolerance", "notes"}
@@ -162,9 +162,9 @@ def parse_card(data: Any, file: str) -> Card:
 def load_card_file(path: str | Path) -> Card:
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise CardError(f"card {path.name}: not valid YAML: {exc}") from None
+        data = read_yaml(path)
+    except ConfigFileError as exc:
+        raise CardError(f"card {exc}") from None
     return parse_card(data, path.name)
 
 
@@ -178,9 +178,9 @@ def shipped_cards() -> list[Card]:
     cards = []
     for f in shipped_card_files():
         try:
-            data = yaml.safe_load(f.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise CardError(f"card {f.name}: not valid YAML: {exc}") from None
+            data = load_yaml(f.read_text(encoding="utf-8"), f.name)
+        except ConfigFileError as exc:
+            raise CardError(f"card {exc}") from None
         cards.append(parse_card(data, f.name))
     return cards
 

@@ -38,7 +38,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import yaml
+from conflict_eval.records.config_files import load_yaml
 
 from conflict_eval.pricing import PriceTable
 
@@ -88,8 +88,8 @@ def load_profiles(path: str | None = None) -> dict[str, Any]:
     """The profile file: ``{"tokens_per_word": x, "methods": {name: profile}, "default": profile}``."""
     text = (files("conflict_eval.runs") / "profiles.yaml").read_text(encoding="utf-8") if path is None \
         else Path(path).read_text(encoding="utf-8")
-    data = yaml.safe_load(text) or {}
     where = path or "conflict_eval/runs/profiles.yaml"
+    data = load_yaml(text, where) or {}  # errors name the file and line
     for name, prof in {**(data.get("methods") or {}), "default": data.get("default")}.items():
         if not isinstance(prof, dict) or not {"calls", "input_base", "input_per_word", "output_per_call"} <= set(prof):
             raise ValueError(f"{where}: profile {name!r} needs calls, input_base, input_per_word, output_per_call")

@@ -44,6 +44,7 @@ from typing import Any
 
 from conflict_eval.pricing import PriceTable
 from conflict_eval.runs.spec import ModelSpec, Suite, SuiteError, load_suite
+from conflict_eval.records.config_files import read_json
 
 PLAN_FILE = "plan.json"
 TASKS_FILE = "tasks.py"
@@ -65,7 +66,7 @@ def _cell_name(i: int) -> str:
 def _plan_tasks(plan_path: str) -> dict[str, Any]:
     from conflict_eval.runs.run import build_cells
 
-    plan = json.loads(Path(plan_path).read_text(encoding="utf-8"))
+    plan = read_json(plan_path)
     suite = load_suite(plan["suite"])
     models = [ModelSpec(m["model"], m.get("max_connections"), m.get("args") or {}, m.get("batch"))
               for m in plan["models"]]
@@ -212,7 +213,7 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
         except SystemExit as exc:
             if exc.code not in (0, None):
                 raise
-    manifest = json.loads(capture.read_text(encoding="utf-8"))
+    manifest = read_json(capture)
     by_name = {t.get("registry_name") or t["name"]: t for t in manifest["tasks"]}
     for c in cells:
         entry = by_name.get(c["name"])
@@ -259,4 +260,4 @@ def read_plan(path: str | Path) -> tuple[Path, dict[str, Any]]:
     found = find_plan(path)
     if found is None:
         raise SuiteError(f"no {PLAN_FILE} for {path} (make one with `conflict-eval suite plan SUITE --out DIR`)")
-    return found, json.loads(found.read_text(encoding="utf-8"))
+    return found, read_json(found)  # a corrupt plan names its file

@@ -24,7 +24,7 @@ from typing import Any
 
 from conflict_eval.pricing import PriceTable
 from conflict_eval.runs.signals import SigtermAsSigint, inspect_verdict_muted
-from conflict_eval.runs.spec import ModelSpec, Suite, SuiteError
+from conflict_eval.runs.spec import ModelSpec, Suite, SuiteError, model_arg_problem
 
 # suite `eval:` keys and `suite run` flags that are Inspect per-sample limits
 LIMIT_KEYS = ("cost_limit", "token_limit", "time_limit", "working_limit", "message_limit")
@@ -70,7 +70,7 @@ class Cell:
 
 def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: list[ModelSpec] | None = None,
                 limit: int | None = None, prices: PriceTable | None = None,
-                connect: bool = True) -> list[Cell]:
+                connect: bool = True, cost_config_file: str | None = None) -> list[Cell]:
     """The suite's Inspect tasks, one per model, task entry and seed, each
     carrying its estimate as task metadata ``conflict_eval_estimate``
     (``{"per_sample": {...}, "total": {...}}``, each with calls,
@@ -86,16 +86,23 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
     from conflict_eval.components.endpoint import model_endpoint, resolve_endpoint
     from conflict_eval.runs.estimate import estimate_built
     from conflict_eval.runs.registered import registered_tasks
+    from conflict_eval.runs.source import source_info
 
     specs = models or suite.models
     if not specs:
         raise SuiteError(f"suite {suite.name!r} names no models; give --model")
     prices = prices if prices is not None else PriceTable.load(suite.eval.get("model_cost_config"))
+    mcc = suite.eval.get("model_cost_config")
+    cost_file = cost_config_file or (mcc if isinstance(mcc, str) else None)
     registered = registered_tasks()
     cells = []
     for m in specs:
-        model_obj = get_model(m.model, config=model_config(m), memoize=False,
-                              **m.args) if connect else None  # not memoized: a client made for another URL
+        try:  # not memoized: a client made for another URL
+            model_obj = get_model(m.model, config=model_config(m), memoize=False, **m.args) if connect else None
+        except TypeError as exc:  # an argument the provider's client does not take: the user's error
+            if (bad := model_arg_problem(exc, m.model, m.args)) is None:
+                raise
+            raise SuiteError(bad) from None
         endpoint = model_endpoint(model_obj) if model_obj is not None else \
             resolve_endpoint(m.model, m.args.get("base_url"))
         for spec in suite.tasks:
@@ -117,7 +124,10 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
                     "limit": spec.limit, "seed": seed, "shard": list(shard) if shard else None,
                     # the cut as the reproduce command states it (report.commands)
                     "selection": {"limit": _least(spec.limit, limit), "shard": list(shard) if shard else None}},
-                    "conflict_eval_endpoint": {m.model: endpoint}}
+                    "conflict_eval_endpoint": {m.model: endpoint},
+                    "conflict_eval_source": source_info()}  # the code that ran (report.provenance)
+                if cost_file:  # repeated by the reproduce command (report.commands)
+                    meta["conflict_eval_cost_config"] = {"file": cost_file}
                 # a list would make Inspect's dataset nameless ("dataset: (samples)"): keep the loader's
                 dataset = MemoryDataset(samples, name=task.dataset.name, location=task.dataset.location,
                                         shuffled=task.dataset.shuffled)
@@ -194,13 +204,14 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
     from conflict_eval.runs.status import incomplete, task_statuses
 
     options = {**suite.eval, **{k: v for k, v in eval_set_options.items() if v is not None}}
+    cost_file = options.get("model_cost_config") if isinstance(options.get("model_cost_config"), str) else None
     prices = PriceTable.load(options.get("model_cost_config"))  # parsed once, here
     if prices.config:  # Inspect's format; models Inspect does not know are added to its database
         options["model_cost_config"] = prices.register_with_inspect()
     specs = models or suite.models
     check_endpoints(specs)  # bounded: an unreachable URL fails now, not after minutes of retries
     with inspect_verdict_muted():  # building the models prints Inspect's banner once per process
-        cells = build_cells(suite, shard, models=specs, limit=limit, prices=prices)
+        cells = build_cells(suite, shard, models=specs, limit=limit, prices=prices, cost_config_file=cost_file)
     out_dir = shard_log_dir(log_dir, shard)
     if not cells:
         return SuiteRun(True, [], [], None, out_dir)

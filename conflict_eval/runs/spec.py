@@ -52,6 +52,7 @@ Every problem in a suite file is reported with the file and line.
 from __future__ import annotations
 
 import inspect as pyinspect
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ from typing import Any
 
 import yaml
 
+from conflict_eval.records.config_files import ConfigFileError, compose_yaml, construct_yaml
 from conflict_eval.runs.batching import batch_problem
 from conflict_eval.runs.registered import GENERIC_TASK, paper_tasks, provider_known, registered_tasks
 
@@ -92,8 +94,52 @@ def model_problem(model: object) -> str | None:
     return None
 
 
+# eval: options that are numbers Inspect compares against (a NaN limit is never reached)
+LIMIT_NUMBERS = {"cost_limit", "time_limit", "working_limit", "token_limit", "message_limit"}
+
+
 class SuiteError(ValueError):
     """A suite file is invalid; the message names the file and line of each problem."""
+
+
+def positive_number_problem(value: Any) -> str | None:
+    """Why ``value`` is not a finite number > 0 (a budget, a limit), else None.
+    NaN and infinity are refused: a NaN budget is never reached."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        return f"must be a positive number (finite: no NaN or infinity), got {value!r}"
+    return None
+
+
+def model_arg_problem(exc: BaseException, model: str, args: Mapping[str, Any]) -> str | None:
+    """The one-line error for a model argument the provider does not take
+    (``-M max_connections=2`` reaches the provider's client as an unexpected
+    keyword), else None: only a ``TypeError`` naming one of ``args`` counts."""
+    from inspect_ai.model import GenerateConfig
+
+    m = re.search(r"unexpected keyword argument '(\w+)'", str(exc))
+    if not isinstance(exc, TypeError) or m is None or m.group(1) not in args:
+        return None
+    key = m.group(1)
+    hint = (f"; {key} is a generate config setting, not a model argument"
+            + (" (a suite's model entry takes max_connections:)" if key == "max_connections" else "")
+            if key in GenerateConfig.model_fields else "")
+    return f"model argument -M {key}={args[key]!r}: {model} takes no argument {key!r}{hint}"
+
+
+def folder_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be one folder's name inside the log folder, else None."""
+    if "/" in name or "\\" in name or ".." in name or name.strip() in ("", "."):
+        return "may not contain '/', '\\' or '..'"
+    return None
+
+
+def label_problem(label: str) -> str | None:
+    """Why a task's ``name`` could step out of a folder it is joined to, else None.
+    '/' may separate parts, as in the default labels (``end_to_end/demo``)."""
+    parts = label.split("/")
+    if label.startswith("/") or "\\" in label or any(p in (".", "..") for p in parts):
+        return "may not start with '/' or contain '\\' or a '..' or '.' part"
+    return None
 
 
 @dataclass(frozen=True)
@@ -131,16 +177,22 @@ class Suite:
 # parsing with line numbers
 
 
-def _line_index(node, path=(), out=None) -> dict[tuple, int]:
+def _line_index(node, path=(), out=None, seen=None) -> dict[tuple, int]:
+    """The line of each key path; a node shared through YAML aliases is visited
+    once (its other paths fall back to the nearest indexed parent)."""
     out = {} if out is None else out
+    seen = set() if seen is None else seen
     out.setdefault(path, node.start_mark.line + 1)
+    if id(node) in seen:
+        return out
+    seen.add(id(node))
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
-            out[path + (key.value,)] = key.start_mark.line + 1
-            _line_index(value, path + (key.value,), out)
+            out.setdefault(path + (key.value,), key.start_mark.line + 1)
+            _line_index(value, path + (key.value,), out, seen)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _line_index(item, path + (i,), out)
+            _line_index(item, path + (i,), out, seen)
     return out
 
 
@@ -157,6 +209,9 @@ class _Problems:
         self.items.append((self.lines.get(p, 1), f"{where or '(top level)'}: {message}"))
 
     def raise_if_any(self) -> None:
+        if len(self.items) == 1:  # one problem: one line
+            n, m = self.items[0]
+            raise SuiteError(f"suite file {self.file}, line {n}: {m}")
         if self.items:
             shown = "\n".join(f"  {self.file}, line {n}: {m}" for n, m in sorted(self.items))
             raise SuiteError(f"{len(self.items)} problem(s) in suite file {self.file}:\n{shown}")
@@ -180,13 +235,11 @@ def load_suite(source: str | Path, *, text: str | None = None) -> Suite:
     path = resolve_suite_path(source) if text is None else Path(str(source))
     text = path.read_text(encoding="utf-8") if text is None else text
     file = str(path)
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f", line {mark.line + 1}" if mark is not None else ""
-        raise SuiteError(f"suite file {file}{line}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    try:  # duplicate keys and alias bombs refused (records.config_files)
+        node = compose_yaml(text, file)
+        data = construct_yaml(node)
+    except ConfigFileError as exc:
+        raise SuiteError(f"suite file {exc}") from None
     problems = _Problems(file, _line_index(node) if node is not None else {})
     if not isinstance(data, dict):
         problems.add((), "a suite file must be a mapping with 'name', 'models' and 'tasks'")
@@ -197,6 +250,8 @@ def load_suite(source: str | Path, *, text: str | None = None) -> Suite:
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         problems.add(("name",), "'name' must be a non-empty string")
+    elif bad := folder_name_problem(name):
+        problems.add(("name",), f"suite name {name!r} {bad}: it names the suite's folder under the log folder")
     models = _parse_models(data.get("models"), problems)
     eval_opts = data.get("eval") or {}
     if not isinstance(eval_opts, dict):
@@ -205,6 +260,8 @@ def load_suite(source: str | Path, *, text: str | None = None) -> Suite:
     for key in eval_opts:
         if key not in EVAL_KEYS:
             problems.add(("eval", key), f"unknown eval option {key!r} (allowed: {', '.join(sorted(EVAL_KEYS))})")
+        elif key in LIMIT_NUMBERS and eval_opts[key] is not None and (bad := positive_number_problem(eval_opts[key])):
+            problems.add(("eval", key), f"{key} {bad}")
     defaults = data.get("defaults") or {}
     if not isinstance(defaults, dict):
         problems.add(("defaults",), "'defaults' must be a mapping")
@@ -214,12 +271,11 @@ def load_suite(source: str | Path, *, text: str | None = None) -> Suite:
             problems.add(("defaults", key), f"unknown default {key!r} (allowed: config, epochs, limit, seeds)")
     tasks = _parse_tasks(data.get("tasks"), defaults, problems)
     budget = data.get("budget")
-    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0):
-        problems.add(("budget",), f"budget must be a positive number of US dollars, got {budget!r}")
+    if budget is not None and (bad := positive_number_problem(budget)):
+        problems.add(("budget",), f"budget {bad} (US dollars)")
     batch_timeout = data.get("batch_timeout")
-    if batch_timeout is not None and (isinstance(batch_timeout, bool) or not isinstance(batch_timeout, (int, float))
-                                      or not 0 < batch_timeout < float("inf")):
-        problems.add(("batch_timeout",), f"batch_timeout must be a positive number of seconds, got {batch_timeout!r}")
+    if batch_timeout is not None and (bad := positive_number_problem(batch_timeout)):
+        problems.add(("batch_timeout",), f"batch_timeout {bad} (seconds)")
     mcc = eval_opts.get("model_cost_config")
     if isinstance(mcc, str) and not Path(mcc).is_absolute():  # relative to the suite file
         eval_opts = {**eval_opts, "model_cost_config": str(Path(file).parent / mcc)}
@@ -349,6 +405,9 @@ def _task_spec(item: dict, where: tuple, registered: dict, problems: _Problems, 
     label = item.get("name") or _default_label(name, args)
     if not isinstance(label, str):
         problems.add(where + ("name",), "'name' must be a string")
+        return None
+    if "name" in item and (bad := label_problem(label)):
+        problems.add(where + ("name",), f"task name {label!r} {bad}")
         return None
     return TaskSpec(task=name, label=label, args=dict(args), limit=limit, seeds=tuple(seeds),
                     epochs=epochs, config=dict(config), line=line)

@@ -18,6 +18,7 @@ from typing import Any
 
 from conflict_eval.runs.plan import TASKS_FILE, _cwd, _env, eval_set_options, read_plan
 from conflict_eval.runs.spec import SuiteError, load_suite
+from conflict_eval.records.config_files import read_json
 
 
 @dataclass
@@ -160,7 +161,7 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
     sel_file = Path(selection_path).resolve()
     plan_file, plan = read_plan(sel_file)
     plan_dir = plan_file.parent
-    selection = json.loads(sel_file.read_text(encoding="utf-8"))
+    selection = read_json(sel_file)
     wanted = [t["identifier"] for t in selection.get("tasks") or []]
     by_id = {c["identifier"]: c for c in plan["cells"]}
     unknown = [i for i in wanted if i not in by_id]

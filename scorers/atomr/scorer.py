@@ -22,6 +22,7 @@ from inspect_ai.scorer import SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
 from conflict_eval.answers.text_metrics import cover_em, exact_match, token_f1
+from conflict_eval.answers.reasons import NO_RESPONSE
 
 KEYS = ("f1", "em", "cover_em")
 
@@ -66,7 +67,7 @@ def atomr_qa() -> Scorer:
         failures = store.get("AtomRStore:parse_failures") or {}
         baseline_error = store.get("AtomRBaselineStore:parse_error")
         retrieval_errors = store.get("AtomRStore:retrieval_errors", store.get("AtomRBaselineStore:retrieval_errors", 0))
-        return Score(value=value, answer=prediction,
+        return Score(value=value, answer=prediction, reason=None if prediction else NO_RESPONSE,
                      explanation=f"f1={value['f1']:.3f} against {golds}",
                      metadata={"category": extra.get("category"), "parse_failures": failures,
                                "f1_authors": token_f1(prediction, golds, "atomr_authors"),

@@ -31,19 +31,20 @@ def with_extraction(score_fn: Scorer, mode: str) -> Scorer:
         value = dict(result.value) if isinstance(result.value, dict) else {}
         if value.get("parse_failure") != 1 or value.get("refusal"):
             return Score(value={**value, "extracted": 0}, answer=result.answer, explanation=result.explanation,
-                         metadata=result.metadata)
+                         metadata=result.metadata, reason=result.reason)
         options = [c.value for c in state.choices] if len(state.choices) else None
         letters = LETTERS[:len(state.choices) if len(state.choices) else 4]
         got = await extract_choice(state.output.completion, options, letters)
         metadata = {**(result.metadata or {}), "extraction_reply": got.grader_reply}
         if got.letter is None:
-            return Score(value={**value, "extracted": 0}, answer=result.answer,
+            return Score(value={**value, "extracted": 0}, answer=result.answer, reason=result.reason,
                          explanation=f"{result.explanation}; no letter extracted ({got.reason})", metadata=metadata)
         conflict_option = (state.metadata or {}).get("conflict_option")
         accuracy, misled, _ = choice_values(got.letter, target.text, conflict_option, options)
         return Score(
             value={**value, "accuracy": accuracy, "misled": misled, "extracted": 1},
             answer=got.letter,
+            reason=result.reason,  # the reply itself stays unreadable (parse_failure 1)
             explanation=f"{result.explanation}; the grader extracted {got.letter!r}; gold {target.text!r}",
             metadata={**metadata, "extracted_letter": got.letter},
         )

@@ -55,6 +55,7 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 
 from conflict_eval.answers import parse_choice
+from conflict_eval.answers.reasons import REFUSAL, counts, unread_reason
 from conflict_eval.records import LETTERS
 
 from .extraction import with_extraction
@@ -104,15 +105,18 @@ def choice_accuracy(answer_extraction: str = "none") -> Scorer:
         conflict_option = (state.metadata or {}).get("conflict_option")
         if refused:
             return Score(
-                value={"accuracy": 0, "parse_failure": 0, "refusal": 1, "misled": 0},
+                value={"accuracy": 0, **counts(REFUSAL), "misled": 0},
                 answer=None,
+                reason=REFUSAL,
                 explanation=f"refusal (scored wrong): {reason}",
                 metadata={"reply": reply, "answer_text": answer_text, "refusal": reason},
             )
-        if reason is not None:
+        if reason is not None:  # nothing read: an empty answer is no_response, else invalid_response_format
+            why = unread_reason(reply if method_failure or answer_text is None else answer_text)
             return Score(
-                value={"accuracy": 0, "parse_failure": 1, "refusal": 0, "misled": 0},
+                value={"accuracy": 0, **counts(why), "misled": 0},
                 answer=None,
+                reason=why,
                 explanation=f"parse failure: {reason}",
                 metadata={"reply": reply, "answer_text": answer_text,
                           "parse_failure_reason": reason},

@@ -16,6 +16,7 @@ from inspect_ai.solver import TaskState
 
 from conflict_eval.answers.yes_no import parse_yes_no
 from conflict_eval.kb.rag import RetrievalStore
+from conflict_eval.answers.reasons import unread_reason
 
 
 @scorer(metrics={"accuracy": [accuracy(), stderr()], "parse_failure": [mean()]})
@@ -29,7 +30,7 @@ def yes_no_accuracy() -> Scorer:
         if gold not in ("yes", "no"):
             raise ValueError(f"sample {state.sample_id}: yes_no_accuracy needs a Yes/No target, got {target.text!r}")
         if not parsed.ok:
-            return Score(value={"accuracy": 0, "parse_failure": 1}, answer=None,
+            return Score(value={"accuracy": 0, "parse_failure": 1}, answer=None, reason=unread_reason(reply),
                          explanation=f"parse failure: {parsed.reason}",
                          metadata={"reply": reply, "parse_failure_reason": parsed.reason})
         return Score(value={"accuracy": int(parsed.value == gold), "parse_failure": 0},

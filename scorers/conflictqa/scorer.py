@@ -20,6 +20,7 @@ from inspect_ai.scorer import SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
 from conflict_eval.answers import parse_choice
+from conflict_eval.answers.reasons import REFUSAL, unread_reason
 from conflict_eval.records import LETTERS
 
 from .metrics import CLASSES, summary_by_setting
@@ -71,7 +72,9 @@ def memorization_ratio() -> Scorer:
         if cls is None:
             cls, reason = "parse_failure", f"letter {letter!r} is not the memory, counter or uncertain option"
         value = {c: int(c == cls) for c in CLASSES}
-        return Score(value=value, answer=letter,
+        why = REFUSAL if cls == "refusal" else unread_reason(
+            reply if failure or answer_text is None else answer_text) if cls == "parse_failure" else None
+        return Score(value=value, answer=letter, reason=why,
                      explanation=f"{cls}" + (f": {reason}" if reason else f" (chose {letter})"),
                      metadata={"reply": reply, "class": cls, "parse_failure_reason": reason})
 

@@ -203,9 +203,32 @@ async def ask(judge: Judge, prompt: str, parse: Callable[[str], Any], label_of: 
 
 
 async def ask_panel(judges: list[Judge], make: Callable[[Judge], Awaitable[Asked]]) -> list[Asked]:
+    return await collect_calls(*(make(j) for j in judges))
+
+
+async def collect_calls(*calls: Awaitable[Any]) -> list[Any]:
+    """Inspect's ``collect``, except that when several calls fail (two judges,
+    two cells) the first failure itself is raised, not an ``ExceptionGroup``
+    whose message, "unhandled errors in a TaskGroup", would become the
+    sample's error; the count of the others is added as a note."""
     from inspect_ai.util import collect
 
-    return list(await collect(*(make(j) for j in judges)))
+    try:
+        return list(await collect(*calls))
+    except ExceptionGroup as group:
+        leaves = []
+
+        def flatten(exc: BaseException) -> None:
+            if isinstance(exc, BaseExceptionGroup):
+                for e in exc.exceptions:
+                    flatten(e)
+            else:
+                leaves.append(exc)
+
+        flatten(group)
+        if len(leaves) > 1:
+            leaves[0].add_note(f"({len(leaves) - 1} other concurrent grader call(s) failed too)")
+        raise leaves[0] from leaves[0].__cause__
 
 
 def unit_record(votes: list[list[Any]], swapped: list[Any] | None = None, reference: Any = None, **where) -> dict:

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from . import metrics
-from .panel import Asked, Judge, Judging, ask, ask_panel, generate, panel_metadata, strict_majority, unit_record
+from .panel import Asked, Judge, Judging, ask, ask_panel, collect_calls, generate, panel_metadata, strict_majority, unit_record
 from .parse import MAX_CLAIMS, LabelParse, _parse_claims, parse_label, parse_label_list, split_sentences
 from .prompts import (
     ALL_DOCS_TEMPLATE,
@@ -316,8 +316,6 @@ async def label(claims: list[str], documents: list[str], model, opts: Options,
                 judges: list | None = None) -> tuple[list[Cell], int]:
     """Every (claim, document) cell, and the number of grader calls made.
     With a panel of several ``judges`` or judge repeats/swap, :func:`label_with_panel` labels."""
-    from inspect_ai.util import collect
-
     if not claims or not documents:
         return [], 0
     if opts.backend == "llm" and judges and (len(judges) > 1 or not opts.judging.default):
@@ -342,7 +340,7 @@ async def label(claims: list[str], documents: list[str], model, opts: Options,
             reply = out.completion
             return [_cell(i, j, p, reply, reused) for j, p in enumerate(parse_label_list(reply, len(documents)))]
 
-        rows = await collect(*(one_claim(i) for i in range(len(claims))))
+        rows = await collect_calls(*(one_claim(i) for i in range(len(claims))))
         cells = [c for row in rows for c in row]
         return cells, sum(1 for row in rows if row and not row[0].reused)
 
@@ -350,7 +348,7 @@ async def label(claims: list[str], documents: list[str], model, opts: Options,
         reply, reused = await _generate(model, label_prompt(claims[i], documents[j]), opts)
         return _cell(i, j, parse_label(reply), reply, reused)
 
-    cells = await collect(*(one_cell(i, j) for i in range(len(claims)) for j in range(len(documents))))
+    cells = await collect_calls(*(one_cell(i, j) for i in range(len(claims)) for j in range(len(documents))))
     return list(cells), sum(1 for c in cells if not c.reused)
 
 
@@ -359,8 +357,6 @@ async def label_with_panel(claims: list[str], documents: list[str], judges: list
     """``(cells, calls)`` of every claim x document cell, labelled by the
     panel: each cell's label is the strict majority of the judges' votes; its
     snippet, reasoning and reply are the first judge's first reply's."""
-    from inspect_ai.util import collect
-
     judging = opts.judging
 
     def finish(i: int, j: int, asked: list[Asked], first_parse, reply: str, reused: bool,
@@ -391,7 +387,7 @@ async def label_with_panel(claims: list[str], documents: list[str], judges: list
                 out.append(finish(i, j, asked, asked[0].first[j], asked[0].first_reply, asked[0].reused, votes, sw))
             return out, sum(a.calls for a in asked)
 
-        rows = await collect(*(one_claim(i) for i in range(len(claims))))
+        rows = await collect_calls(*(one_claim(i) for i in range(len(claims))))
         return [cell for row, _ in rows for cell in row], sum(c for _, c in rows)
 
     async def one_cell(i: int, j: int):
@@ -404,7 +400,7 @@ async def label_with_panel(claims: list[str], documents: list[str], judges: list
         return finish(i, j, asked, asked[0].first, asked[0].first_reply, asked[0].reused, votes, sw), \
             sum(a.calls for a in asked)
 
-    done = await collect(*(one_cell(i, j) for i in range(len(claims)) for j in range(len(documents))))
+    done = await collect_calls(*(one_cell(i, j) for i in range(len(claims)) for j in range(len(documents))))
     return [cell for cell, _ in done], sum(c for _, c in done)
 
 

@@ -29,8 +29,9 @@ Per sample the score value is a dict:
   reused from an identical earlier prompt is not a call; see
   ``metadata["reused_label_replies"]``).
 
-``Score.reason`` says why CS-C/CS-R are undefined (also in
-``metadata["undefined_reason"]``). ``Score.metadata`` keeps the claims, the
+``Score.reason`` is Inspect's: ``no_response`` (an empty response, no claim),
+``grader_failed`` (a decomposition or label reply could not be read); why
+CS-C/CS-R are undefined is ``metadata["undefined_reason"]``. ``Score.metadata`` keeps the claims, the
 full label matrix, every cell's snippet, reasoning and raw reply, the
 failures, the pair counts, and which model graded. With ``--epochs`` > 1,
 Inspect keeps the first epoch's metadata when reducing, so the pooled
@@ -43,6 +44,7 @@ import math
 
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, metric, scorer
 from inspect_ai.solver import TaskState
+from conflict_eval.answers.reasons import GRADER_FAILED, NO_RESPONSE
 
 from .panel import judge_panel, resolve_panel
 from .pipeline import DEFAULTS, Options, conflict_score
@@ -50,6 +52,17 @@ from .pipeline import DEFAULTS, Options, conflict_score
 
 def _defined(value) -> bool:
     return isinstance(value, (int, float)) and not math.isnan(value)
+
+
+def score_reason(completion: str, result) -> str | None:
+    """``Score.reason`` in Inspect's vocabulary: ``no_response`` for an empty
+    response (or one with no claim), ``grader_failed`` when a grader reply
+    (decomposition or label) could not be read, else None."""
+    if not completion.strip() or (not result.claims and result.decomposition_error is None):
+        return NO_RESPONSE
+    if result.decomposition_error is not None or result.failures:
+        return GRADER_FAILED
+    return None
 
 
 def _nan_if_none(value: float | None) -> float:
@@ -200,7 +213,7 @@ def conflictscore(
                 "grader_calls": result.calls,
             },
             answer=state.output.completion,
-            reason=undefined,  # Inspect's machine-readable reason for an unscored value
+            reason=score_reason(state.output.completion, result),  # the detail: metadata["undefined_reason"]
             explanation=f"{len(result.claims)} claims x {len(documents)} documents; "
                         f"{labelled}/{pairs} pairs labelled"
                         + (f" (claim list cut at the token limit after a retry: {result.claims_lost} cut claim "

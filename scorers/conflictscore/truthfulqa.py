@@ -26,6 +26,7 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import StoreModel
 
 from conflict_eval.records import LETTERS, ConflictQA
+from conflict_eval.answers.reasons import GRADER_FAILED, REFUSAL, unread_reason
 
 from .panel import judge_panel
 from .parse import parse_rag_choice
@@ -242,6 +243,9 @@ def truthfulqa_settings() -> Scorer:
                    "label_coverage": labelled / pairs if pairs else float("nan"),
                    "documents": len(record.evidence), "documents_mentioning_key_entity": on_topic},
             answer=final,
+            # the RAG answer's refusal or unread reply first, then an unreadable grader (Inspect's vocabulary)
+            reason=REFUSAL if _refused(rag_fail) else unread_reason(regen.original_response) if rag_fail is not None
+            else GRADER_FAILED if regen.flag_undetermined or regen.claims_undetermined or cs_undefined else None,
             explanation=f"gold {gold}; RAG {rag_letter}; Control-RAG {control_letter}; "
                         f"Regenerated-RAG {final} (flagged={regen.flagged})",
             metadata={"flagged": regen.flagged, "flag_undetermined": regen.flag_undetermined,

@@ -38,6 +38,7 @@ from conflict_eval.answers.failures import checked
 from conflict_eval.components.stores import BaselineStore
 from conflict_eval.records import ConflictQA
 from conflict_eval.scorers.conflictscore.panel import judge_panel
+from conflict_eval.answers.reasons import GRADER_FAILED, NO_RESPONSE
 
 from .parse import parse_verdict
 from .prompts import OVERRATIONALIZATION_CONFLICT, OVERRATIONALIZATION_TEMPLATE
@@ -222,7 +223,7 @@ def overrationalization(grader_max_tokens: int | None = 256,
         nan = float("nan")
         if not trace.strip():
             return Score(value={"over_rationalization": nan, "parse_failure": 0, "judged": 0, "no_trace": 1},
-                         reason="no reasoning to judge", explanation="no reasoning to judge (empty trace)",
+                         reason=NO_RESPONSE, explanation="no reasoning to judge (empty trace)",
                          metadata={"trace_source": source})
         prompt = judge_prompt(state, trace, judge_template)
         judges = resolve_panel()
@@ -256,7 +257,7 @@ def overrationalization(grader_max_tokens: int | None = 256,
         return Score(
             value=value,
             answer=label,
-            reason=None if judged else f"grader reply unreadable: {error}",
+            reason=None if judged else GRADER_FAILED,  # the detail: explanation, parse_error
             explanation=f"grader verdict {label} on the {source} trace; graded by {model} ({grader_source})"
                         + (f"; panel of {len(judges)} judges, strict majority" if len(judges) > 1 else "")
                         + ("" if judged else f"; {error}"),

@@ -38,6 +38,7 @@ from inspect_ai.solver import TaskState
 
 from conflict_eval.scorers.text_match.scorer import extract_answer
 from conflict_eval.answers.text_metrics import NORMALIZERS
+from conflict_eval.answers.reasons import NO_RESPONSE, unread_reason
 
 from .metrics import group_of, strict_em_parts, summary
 
@@ -87,6 +88,7 @@ def ramdocs_strict_em(normalizer: str = "squad") -> Scorer:
                 value={"strict_em": 0, "parse_failure": 1, "gold_recall": math.nan, "wrong_included": 0,
                        "strict_em_authors": 0},
                 answer=None,
+                reason=unread_reason(reply),
                 explanation=f"parse failure: {failure}",
                 metadata={"reply": reply, "parse_failure_reason": str(failure)},
             )
@@ -98,6 +100,7 @@ def ramdocs_strict_em(normalizer: str = "squad") -> Scorer:
             value={"strict_em": em, "parse_failure": 0, "gold_recall": recall, "wrong_included": int(wrong > 0),
                    "strict_em_authors": em_authors},
             answer=answer,
+            reason=None if answer.strip() else NO_RESPONSE,
             explanation=f"strict_em={em:g} (authors' normaliser: {em_authors:g}): gold {golds}, wrong {wrongs}",
             metadata={"reply": reply, "normalizer": normalizer, "authors_normalizer": authors},
         )

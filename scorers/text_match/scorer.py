@@ -14,6 +14,7 @@ from inspect_ai.solver import TaskState
 
 from conflict_eval.answers import clip
 from conflict_eval.answers.text_metrics import NORMALIZERS, cover_em, exact_match, token_f1
+from conflict_eval.answers.reasons import NO_RESPONSE
 
 _A_OPEN = re.compile(r"<a>", re.I)
 _A_CLOSE = re.compile(r"</a>", re.I)
@@ -80,6 +81,7 @@ def _text_scorer(fn, name: str, normalizer: str) -> Scorer:
         return Score(
             value=value,
             answer=answer,
+            reason=None if answer.strip() else NO_RESPONSE,  # an empty answer: scored, and said so
             explanation=f"{name}={value:.3f} against {golds}",
             metadata={"reply": state.output.completion, "normalizer": normalizer},
         )

@@ -37,6 +37,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, accura
 from inspect_ai.solver import TaskState
 
 from conflict_eval.scorers.user_needs.parse import parse_output
+from conflict_eval.answers.reasons import REFUSAL, unread_reason
 
 from .levels import refusal_split, summary
 from .normalize import canonical, is_near_refusal, is_i_dont_know, matches, option_match
@@ -105,7 +106,7 @@ def user_need_accuracy() -> Scorer:
         parsed = parse_output(reply)
         if not parsed.ok:
             return Score(value={"correct": 0, "refusal": 0, "near_refusal": 0, "parse_failure": 1, "unmatched": 0},
-                         answer=None,
+                         answer=None, reason=unread_reason(reply),
                          explanation=f"parse failure: {parsed.reason}",
                          metadata={**cell, "reply": reply, "parse_failure_reason": parsed.reason})
         expected = list(target.target)
@@ -114,6 +115,7 @@ def user_need_accuracy() -> Scorer:
         return Score(
             value=value,
             answer=parsed.answer,
+            reason=REFUSAL if value.get("refusal") else None,
             explanation=f"{canonical(parsed.answer)!r} vs expected {[canonical(t) for t in expected]}"
                         + (f" (names option {option!r})" if option else "")
                         + (f" (unmatched: {match.reason})" if value["unmatched"] else ""),

@@ -122,7 +122,7 @@ def test_grader_that_never_gives_a_readable_label_is_scored_by_its_worst_case():
         assert v["cs_c"] == 1.0 and v["cs_r"] == 1.0 and math.isnan(v["cs_c_best"]) and math.isnan(v["cs_r_best"])
         assert v["undefined"] == 1 and v["label_coverage"] == 0.0 and v["label_failures"] == 6
     assert log.samples[0].scores["conflictscore"].metadata["undefined_reason"] == "no label parsed"
-    assert log.samples[0].scores["conflictscore"].reason == "no label parsed"
+    assert log.samples[0].scores["conflictscore"].reason == "grader_failed"  # Inspect's vocabulary
     assert metric(log, "cs_c", "defined_mean") == 1.0 and metric(log, "cs_r", "defined_mean") == 1.0
     assert not math.isfinite(metric(log, "cs_c_best", "defined_mean"))
     assert not math.isfinite(metric(log, "cs_r_best", "defined_mean"))

@@ -78,7 +78,7 @@ def test_a_bad_card_file_on_the_command_line_exits_2(tmp_path, capsys):
     assert "card broken.yaml: field scale:" in err
     path.write_text("paper: [unclosed\n")
     assert main(["reproduce", str(path)]) == 2
-    assert "card broken.yaml: not valid YAML" in capsys.readouterr().err
+    assert f"card {path}, line 2: invalid YAML" in capsys.readouterr().err
 
 
 def test_unknown_card_lists_the_cards(capsys):

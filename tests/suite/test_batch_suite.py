@@ -128,6 +128,28 @@ def test_batched_suite_through_the_batches_endpoint(tmp_path, server):
     total = sum(r.cost_total for r in rows)
     assert total == pytest.approx(expected, rel=1e-9)
     assert all("batch x0.5" in (r.cost_source or "") for r in rows)
+    # each cell says how it was made (issue 44.6): its own model's batch setting, not the task's union;
+    # the commit of the code that ran; a reproduce command repeating --batch and the cost config
+    from conflict_eval.report.provenance import cell
+    from conflict_eval.runs.source import source_info
+
+    made = {r.model: cell(board["provenance"], r.model, r.task) for r in rows}
+    a, b = made["openai/fake-a"], made["openai/fake-b"]
+    assert [c["batch"] for c in a["made"]["generate_config"]] == ['{"send_delay": 0.3, "size": 4, "tick": 0.2}']
+    assert [c["batch"] for c in b["made"]["generate_config"]] == ['{"send_delay": 0.3, "tick": 0.2}']
+    assert a["made"]["judges"] is None and b["made"]["judges"] is None  # not model-graded
+    commit = source_info()["git_commit"]
+    assert all(c["made"]["git_commit"] == [commit + (" (with uncommitted changes)" if source_info()["dirty"] else "")]
+               if commit else ["none: conflict-eval was not run from a git checkout"] for c in (a, b))
+    assert " --batch 4 " in a["command"] and " --batch --model-cost-config " in b["command"]
+    assert all(c["command"].split("--model-cost-config ")[1].split()[0].endswith("/costs.yaml") for c in (a, b))
+    assert str(tmp_path) not in a["command"] + b["command"]  # no machine path
+    from conflict_eval.report import to_html, to_markdown
+
+    page = to_markdown(board)
+    [row_a] = [ln for ln in page.splitlines() if ln.startswith("| openai/fake-a | batch ")]
+    assert "size" in row_a and "not model-graded" in row_a and (commit or "not run from a git checkout") in row_a
+    assert '<table class="made">' in to_html(board)
 
 
 @pytest.mark.slow

@@ -63,6 +63,9 @@ def test_page_names_the_judges(tmp_path):
     assert "| 0.30 |" in panel[0]
     # and under the overview matrix, one line per model-graded log of the cell
     assert "- mockllm/model × pets_conflict: judged by mockllm/model, mockllm/model (strict majority); α 0.30" in md
+    # the cell's "how it was made" row names both logs' judges (issue 44.6)
+    [made] = [line for line in md.splitlines() if line.startswith("| mockllm/model | ") and "not model-graded" not in line
+              and "mockllm/model; mockllm/model, mockllm/model" in line]
     html = (tmp_path / "out" / "leaderboard.html").read_text()
     assert "Judges of the model-graded scores" in html
     assert "judged by mockllm/model, mockllm/model (strict majority); α 0.30" in html

@@ -119,6 +119,16 @@ def test_three_workers_one_killed_and_restarted(tmp_path, capsys):
     board = build_leaderboard([log_dir], bootstrap=0)
     assert len(board["rows"]) == 6 and all(r.n == 4 and r.complete for r in board["rows"])
     assert board["stats"]["duplicates_dropped"] == 0
+    # workers ran from the plan folder, yet each cell names the commit of the code that ran (issue 44.6)
+    from conflict_eval.report.provenance import cell
+    from conflict_eval.runs.source import source_info
+
+    commits = {c for r in board["rows"] for c in cell(board["provenance"], r.model, r.task)["made"]["git_commit"]}
+    src = source_info()
+    if src["git_commit"]:  # (uncommitted changes may be flagged: not compared, the tree may change meanwhile)
+        assert all(c.startswith(src["git_commit"]) for c in commits), commits
+    else:
+        assert commits == {"none: conflict-eval was not run from a git checkout"}
 
 
 GKP_SUITE = """name: kept
