@@ -22,23 +22,36 @@ readable votes decide.
   ``judge_temperature`` (default 1.0; recorded in the score metadata and the
   metric); a judge's vote is the strict majority of its N labels.
   *Self-agreement* of a judge = share of units whose readable repeats (at
-  least 2) all agree.
+  least 2) all agree: the sampling noise.
 * ``judge_swap=true`` asks every judge each question once more with the
   parts in the other order (ConflictScore pairwise: the document before the
   claim; ``labelling=all_docs``: the documents in reverse order, labels
-  mapped back); the *flip rate* of a judge = share of units, readable both
-  ways, whose swapped label differs from its first label. The swapped label
-  is never used in the score.
+  mapped back; over-rationalization: the evidence passages reversed). This
+  swaps the order of the *claim and its evidence*, not the order of two
+  candidate answers (the position swap of Zheng et al. 2023, "Judging
+  LLM-as-a-judge", which a pairwise comparison needs and a single-claim
+  label does not have). Like is compared with like: the swapped question is
+  asked at temperature 0 and compared with the same order at temperature 0
+  (the first question when the judge is asked once; one more same-order
+  question when the repeats run at another temperature), so the flip rate
+  is order effect alone and sampling noise stays in self-agreement. The
+  *flip rate* of a judge = share of units, readable both ways, whose label
+  changed; the panel's flip rate is **pooled** (all judges' flips over all
+  their readable pairs), each judge's beside it. The swapped label is never
+  used in the score.
 
 **Per cell** (a leaderboard cell, the metric :func:`judge_panel` over the
-samples' ``Score.metadata["judges"]``): Krippendorff's alpha (nominal) over
-the units with Inspect's ``krippendorff_alpha`` metric, each judge's
-agreement with the majority (on units with a determined majority and a
-readable vote of that judge), self-agreement and flip rates when measured,
-and -- where a unit carries a ``reference`` label -- each judge's accuracy
-and the pairwise correlation of the judges' errors (:func:`error_correlation`,
-Pearson's r of the 0/1 error indicators: correlated judges behave like fewer
-independent ones).
+samples' ``Score.metadata["judges"]``): label coverage (units with a
+determined label, and each judge's readable share); each judge's label base
+rates; for a panel, Krippendorff's alpha (nominal, Inspect's
+``krippendorff_alpha``) and, per pair of judges, Cohen's kappa and the raw
+agreement on the units both read (:func:`pair_agreement`); self-agreement and
+flip rates when measured; and -- where a unit carries a ``reference`` label --
+each judge's and the panel's accuracy with a 95% Wilson interval, the
+pairwise correlation of the judges' errors (:func:`error_correlation`) and
+the effective number of independent judges (:func:`effective_judges`).
+"Agreement with the majority" is gone: with two judges it is 1 by
+construction.
 """
 
 from __future__ import annotations
