@@ -94,3 +94,18 @@ def test_old_slice_result_is_a_clear_error(tmp_path):
     old.write_text(json.dumps({"cells": 65, "judges": {"m": {"accuracy": 0.5}}}))
     with pytest.raises(ValueError, match=r"old.json: judge 'm': field 'accuracy'"):
         load_gold(old)
+
+
+def test_page_reads_a_list_valued_grader_role(tmp_path):
+    """``--model-role grader=a,b`` binds a list to one role; the log header keeps a list of model
+    configs, which the page reads as a panel of two judges."""
+    from conflict_eval.report.build import write_leaderboard
+    from conflict_eval.report.judges import _judges
+
+    assert _judges({"roles": {"grader": ["a/x", "b/y"], "grader_2": "c/z"}}, "m") == ["a/x", "b/y", "c/z"]
+    eval(pets_conflict(), model=scripted_model(lambda p: "Cats purr. Dogs purr."),
+         model_roles={"grader": [_judge("CONTRADICTS"), _judge("IRRELEVANT")]}, log_dir=str(tmp_path / "logs"),
+         display="none")
+    md = write_leaderboard([tmp_path / "logs"], tmp_path / "out", allow_incomplete=True)["md"].read_text()
+    assert "judged by mockllm/model, mockllm/model (strict majority); label coverage 0.50" in md
+    assert "--model-role grader=mockllm/model,mockllm/model" in md  # the command that reproduces the log
