@@ -4,6 +4,8 @@ ConflictScore slice (``tests/data/judge_gold/``, labelling rules in its README).
     python benchmarks/judge_gold.py [--judge conflict_eval/smollm2 --judge openai/gpt-4o ...]
                                     [--data ../shared/data] [--grader-max-tokens 160] [--limit N]
     python benchmarks/judge_gold.py --from-json   # recompute the tables from the saved labels
+    python benchmarks/judge_gold.py --from-log LOG.eval --judge NAME   # a judge's labels from its log (also
+                                                                      # one still running: the cells so far)
 
 Every cell is one Inspect sample whose input is the Table 8 prompt
 (``pipeline.label_prompt``) of its claim and document. Each judge runs the
@@ -43,6 +45,7 @@ from conflict_eval.scorers.conflictscore.pipeline import label_prompt
 CELLS = _common.REPO / "tests" / "data" / "judge_gold" / "cells.jsonl"
 UNREADABLE = "UNREADABLE"
 OUT = _common.RESULTS / "judge_gold.json"
+WHAT = {"conflict_eval/smollm2": "SmolLM2-135M-Instruct (Q4_1 GGUF on llama.cpp), the toolkit's offline model"}
 
 
 @scorer(metrics=[])
@@ -87,7 +90,48 @@ def run_judge(judge: str, cells, max_tokens: int) -> dict:
                          "reply": s.scores["judge_label"].answer})
     seconds = (datetime.fromisoformat(log.stats.completed_at)
                - datetime.fromisoformat(log.stats.started_at)).total_seconds()
-    return {"per_cell": per_cell, "seconds": seconds, "what": judge}
+    return {"per_cell": per_cell, "seconds": seconds, "what": WHAT.get(judge, judge), "partial": None}
+
+
+def labels_from_log(path: str, cells, name: str) -> dict:
+    """The per-cell labels of a ``judge_gold`` log from its sample summaries (a log still being
+    written holds the samples finished so far); ``partial`` says how many of the slice's cells."""
+    from inspect_ai.log import read_eval_log_sample_summaries
+
+    by_id = {str(s.id): s for s in read_eval_log_sample_summaries(path)}
+    per_cell = []
+    for c in cells:
+        s = by_id.get(c.id)
+        if s is None or not s.scores or "judge_label" not in s.scores:
+            continue
+        if s.scores["human_label"].value != c.label:
+            raise SystemExit(f"{path}: {c.id}: human_label {s.scores['human_label'].value!r} != {c.label!r}")
+        label = s.scores["judge_label"].value
+        per_cell.append({"id": c.id, "label": None if label == UNREADABLE else label,
+                         "reply": s.scores["judge_label"].answer})
+    return {"per_cell": per_cell, "seconds": None, "what": WHAT.get(name, name),
+            "partial": f"{len(per_cell)} of {len(cells)} cells" if len(per_cell) < len(cells) else None}
+
+
+def shared_replies_on_slice(cells) -> dict:
+    """How many of the real replies in ``../shared/replies*`` answer a Table 8 prompt, and how many
+    of those prompts are a slice cell's (claim and document both in it): judges they could measure."""
+    import glob
+
+    root = _common.REPO.parent / "shared"
+    prompts = 0
+    hits = set()
+    for f in glob.glob(str(root / "replies*" / "**" / "done" / "*.json"), recursive=True):
+        try:
+            msgs = json.loads(open(f, encoding="utf-8").read()).get("messages") or []
+        except (OSError, ValueError):
+            continue
+        text = msgs[-1].get("content") if msgs else ""
+        text = text if isinstance(text, str) else " ".join(x.get("text", "") for x in text if isinstance(x, dict))
+        if "Document-Claim Conflict Detection" in text:
+            prompts += 1
+            hits |= {c.id for c in cells if c.claim in text and c.document[:80] in text}
+    return {"label_prompts": prompts, "slice_cells_answered": len(hits)}
 
 
 def main() -> None:
@@ -97,12 +141,20 @@ def main() -> None:
     parser.add_argument("--grader-max-tokens", type=int, default=160)
     parser.add_argument("--limit", type=int)
     parser.add_argument("--from-json", action="store_true", help="recompute the tables from the saved labels")
+    parser.add_argument("--from-log", help="read the judge's labels from this judge_gold log (the sample summaries "
+                                           "written so far, so a run still going counts its finished cells)")
     args = parser.parse_args()
     cells = load_gold(CELLS, args.data)[: args.limit]
-    if args.from_json:
+    if args.from_log:
+        name = (args.judge or ["conflict_eval/smollm2"])[0]
+        runs = {name: labels_from_log(args.from_log, cells, name)}
+        max_tokens, load = args.grader_max_tokens, os.getloadavg()
+        done = {r["id"] for r in runs[name]["per_cell"]}
+        cells = [c for c in cells if c.id in done]
+    elif args.from_json:
         saved = json.loads(OUT.read_text())
-        runs = {name: {"per_cell": j["per_cell"], "seconds": j.get("seconds"), "what": j.get("what", name)}
-                for name, j in saved["judges"].items()}
+        runs = {name: {"per_cell": j["per_cell"], "seconds": j.get("seconds"), "what": j.get("what", name),
+                       "partial": j.get("partial")} for name, j in saved["judges"].items()}
         max_tokens, load = saved["grader_max_tokens"], saved.get("load_average_1_5_15")
     else:
         max_tokens = args.grader_max_tokens
@@ -114,7 +166,8 @@ def main() -> None:
     results = slice_report(cells, {name: {r["id"]: r["label"] for r in run["per_cell"]} for name, run in runs.items()})
     for name, run in runs.items():
         results["judges"][name].update(run)
-    results.update({"grader_max_tokens": max_tokens, "temperature": 0.0, "load_average_1_5_15": load})
+    results.update({"grader_max_tokens": max_tokens, "temperature": 0.0, "load_average_1_5_15": load,
+                    "shared_replies": shared_replies_on_slice(cells)})
     _common.RESULTS.mkdir(exist_ok=True)
     OUT.write_text(json.dumps(results, indent=2, default=str) + "\n")
     (_common.RESULTS / "judge_gold.md").write_text(markdown(results))
@@ -150,7 +203,8 @@ def markdown(r: dict) -> str:
     for name, s in r["judges"].items():
         given = ", ".join(f"{k} {v}" for k, v in s["predicted"].items())
         secs = s.get("seconds")
-        lines.append(f"| {name} | {s.get('what', name)} | {_f(s['coverage'])} | {_ci(s['accuracy'])} | "
+        what = s.get("what", name) + (f" (**partial run: {s['partial']}**)" if s.get("partial") else "")
+        lines.append(f"| {name} | {what} | {_f(s['coverage'])} | {_ci(s['accuracy'])} | "
                      f"{_ci(s['accuracy_readable'])} | {_f(s['kappa'])} | {_ci(s['accepts']['specific_wrong'])} | "
                      f"{_ci(s['accepts']['vague_wrong'])} | {given} | {'n/a' if secs is None else f'{secs:.0f}'} |")
         for src, b in s["by_source"].items():
@@ -163,6 +217,12 @@ def markdown(r: dict) -> str:
                       "pairwise: " + "; ".join(f"{k}: κ {_f(v['kappa'])}, raw agreement {_f(v['agreement'])}, "
                                                f"error correlation {_f(v['error_correlation'])}"
                                                for k, v in p["pairs"].items())]
+    if r.get("shared_replies"):
+        sr = r["shared_replies"]
+        lines += ["", f"Judges available: only the offline model above. The strong-model replies in `../shared/replies*` "
+                      f"answer {sr['label_prompts']} Table 8 prompts, {sr['slice_cells_answered']} of them on a cell of this "
+                      "slice (their claims come from the models' own reports), so they measure no judge here; a hosted "
+                      "judge is measured with `--judge provider/model`."]
     load = r.get("load_average_1_5_15")
     if load:
         lines += ["", f"Load average (1/5/15 min) when written: {', '.join(f'{x:.2f}' for x in load)} "
