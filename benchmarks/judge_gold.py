@@ -153,7 +153,7 @@ def main() -> None:
         cells = [c for c in cells if c.id in done]
     elif args.from_json:
         saved = json.loads(OUT.read_text())
-        runs = {name: {"per_cell": j["per_cell"], "seconds": j.get("seconds"), "what": j.get("what", name),
+        runs = {name: {"per_cell": j["per_cell"], "seconds": j.get("seconds"), "what": WHAT.get(name, j.get("what", name)),
                        "partial": j.get("partial")} for name, j in saved["judges"].items()}
         max_tokens, load = saved["grader_max_tokens"], saved.get("load_average_1_5_15")
     else:
