@@ -1,21 +1,26 @@
-"""Each judge's accuracy and Cohen's kappa on the hand-labelled ConflictScore
-slice (``tests/data/judge_gold/``, labelling rule in its README).
+"""Each judge's accuracy, with a Wilson interval, on the hand-labelled
+ConflictScore slice (``tests/data/judge_gold/``, labelling rules in its README).
 
     python benchmarks/judge_gold.py [--judge conflict_eval/smollm2 --judge openai/gpt-4o ...]
                                     [--data ../shared/data] [--grader-max-tokens 160] [--limit N]
+    python benchmarks/judge_gold.py --from-json   # recompute the tables from the saved labels
+    python benchmarks/judge_gold.py --from-log LOG.eval --judge NAME   # a judge's labels from its log (also
+                                                                      # one still running: the cells so far)
 
 Every cell is one Inspect sample whose input is the Table 8 prompt
-(``pipeline.label_prompt``) of its claim and document; each judge runs the
-task once (temperature 0) and its reply is read by ``parse_label``, the
-ConflictScore reader. Per judge: **accuracy** (correct / all cells; an
-unreadable reply is wrong), **coverage** (readable replies / cells),
-accuracy on the readable cells, and **Cohen's kappa**
-(``sklearn.metrics.cohen_kappa_score``) against the hand labels, on all
-cells (an unreadable reply is its own category) and on the readable ones.
-With several judges: the strict-majority label's accuracy and kappa,
-Krippendorff's alpha of the panel (Inspect's metric) and the pairwise
-correlation of the judges' errors (``panel.error_correlation``).
-Writes ``benchmarks/results/judge_gold.{json,md}``.
+(``pipeline.label_prompt``) of its claim and document. Each judge runs the
+task once (temperature 0). Two scorers: ``judge_label`` (the judge's label as
+``parse_label``, the ConflictScore reader, reads it; ``UNREADABLE`` when it
+cannot) and ``human_label``, the hand labels applied by sample id with
+Inspect's ``precomputed_scores()`` (``gold.write_human_scores``), so each
+sample of the log holds both. The statistics (``gold.judge_stats``): accuracy
+(an unreadable reply is wrong) and accuracy on the readable cells, each with a
+95% Wilson interval; coverage; Cohen's kappa; the acceptance rate of the
+known-wrong controls by style (share of control cells the document does not
+support that the judge labels SUPPORTS). With several judges, the panel's
+strict-majority label, pairwise kappa, raw agreement, Krippendorff's alpha,
+the judges' error correlation and the effective number of judges
+(``panel.effective_judges``). Writes ``benchmarks/results/judge_gold.{json,md}``.
 """
 
 from __future__ import annotations
@@ -24,62 +29,109 @@ import _common  # noqa: F401  (offline settings first)
 
 import argparse
 import json
+import os
 import tempfile
 from datetime import datetime
 
 from inspect_ai import Task, eval as inspect_eval
 from inspect_ai.dataset import Sample
-from inspect_ai.scorer import Score, Target, accuracy, scorer
+from inspect_ai.scorer import Score, Target, precomputed_scores, scorer
 from inspect_ai.solver import TaskState, generate
 
-from conflict_eval.scorers.conflictscore.gold import LABELS, load_gold
-from conflict_eval.scorers.conflictscore.panel import alpha, error_correlation, strict_majority
+from conflict_eval.scorers.conflictscore.gold import load_gold, slice_report, write_human_scores
 from conflict_eval.scorers.conflictscore.parse import parse_label
 from conflict_eval.scorers.conflictscore.pipeline import label_prompt
 
 CELLS = _common.REPO / "tests" / "data" / "judge_gold" / "cells.jsonl"
 UNREADABLE = "UNREADABLE"
+OUT = _common.RESULTS / "judge_gold.json"
+WHAT = {"conflict_eval/smollm2": "SmolLM2-135M-Instruct (Q4_1 GGUF on llama.cpp), the toolkit's offline model"}
 
 
-@scorer(metrics=[accuracy()])
-def gold_label():
-    """1 when the judge's label (``parse_label``) equals the hand label; an unreadable reply is 0."""
+@scorer(metrics=[])
+def judge_label():
+    """The judge's label as ``parse_label`` reads it (``UNREADABLE`` when it cannot)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         p = parse_label(state.output.completion)
-        return Score(value=int(p.label == target.text), answer=p.label or UNREADABLE,
-                     metadata={"label": p.label, "error": p.error})
+        return Score(value=p.label or UNREADABLE, answer=state.output.completion[:300], metadata={"error": p.error})
 
     return score
 
 
-def judge_task(cells) -> Task:
-    return Task(dataset=[Sample(id=c.id, input=label_prompt(c.claim, c.document), target=c.label,
-                                metadata={"source": c.source}) for c in cells],
-                solver=generate(), scorer=gold_label(), name="judge_gold")
+@scorer(metrics=[])
+def human_label(scores: str):
+    """The hand label of the cell, from the slice's human scores (``precomputed_scores``)."""
+    return precomputed_scores(scores, on_missing="error")
 
 
-def kappa(gold: list[str], labels: list[str | None], readable_only: bool) -> float | None:
-    from sklearn.metrics import cohen_kappa_score
-
-    pairs = [(g, x if x is not None else UNREADABLE) for g, x in zip(gold, labels)
-             if not (readable_only and x is None)]
-    if len(pairs) < 2:
-        return None
-    value = cohen_kappa_score([g for g, _ in pairs], [x for _, x in pairs], labels=[*LABELS, UNREADABLE])
-    return None if value != value else float(value)  # NaN (one category only) -> undefined
+def judge_task(cells, human_scores: str) -> Task:
+    return Task(dataset=[Sample(id=c.id, input=label_prompt(c.claim, c.document), metadata={"source": c.source})
+                         for c in cells],
+                solver=generate(), scorer=[judge_label(), human_label(human_scores)], name="judge_gold")
 
 
-def judge_stats(gold: list[str], labels: list[str | None]) -> dict:
-    n = len(gold)
-    readable = [(g, x) for g, x in zip(gold, labels) if x is not None]
-    return {
-        "cells": n, "readable": len(readable), "coverage": len(readable) / n if n else None,
-        "accuracy": sum(g == x for g, x in zip(gold, labels)) / n if n else None,
-        "accuracy_readable": sum(g == x for g, x in readable) / len(readable) if readable else None,
-        "kappa": kappa(gold, labels, readable_only=False), "kappa_readable": kappa(gold, labels, readable_only=True),
-        "predicted": {lab: sum(1 for x in labels if x == lab) for lab in [*LABELS, None]},
-    }
+def run_judge(judge: str, cells, max_tokens: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        human = os.path.join(tmp, "human_scores.jsonl")
+        write_human_scores(cells, human)
+        [log] = inspect_eval(judge_task(cells, human), model=judge, log_dir=tmp, display="none",
+                             temperature=0.0, max_tokens=max_tokens)
+        if log.status != "success":
+            raise SystemExit(f"{judge}: the run failed: {log.error}")
+        by_id = {s.id: s for s in log.samples}
+    per_cell = []
+    for c in cells:
+        s = by_id[c.id]
+        if s.scores["human_label"].value != c.label:  # the precomputed human score is the slice's label
+            raise SystemExit(f"{c.id}: human_label {s.scores['human_label'].value!r} != {c.label!r}")
+        label = s.scores["judge_label"].value
+        per_cell.append({"id": c.id, "label": None if label == UNREADABLE else label,
+                         "reply": s.scores["judge_label"].answer})
+    seconds = (datetime.fromisoformat(log.stats.completed_at)
+               - datetime.fromisoformat(log.stats.started_at)).total_seconds()
+    return {"per_cell": per_cell, "seconds": seconds, "what": WHAT.get(judge, judge), "partial": None}
+
+
+def labels_from_log(path: str, cells, name: str) -> dict:
+    """The per-cell labels of a ``judge_gold`` log from its sample summaries (a log still being
+    written holds the samples finished so far); ``partial`` says how many of the slice's cells."""
+    from inspect_ai.log import read_eval_log_sample_summaries
+
+    by_id = {str(s.id): s for s in read_eval_log_sample_summaries(path)}
+    per_cell = []
+    for c in cells:
+        s = by_id.get(c.id)
+        if s is None or not s.scores or "judge_label" not in s.scores:
+            continue
+        if s.scores["human_label"].value != c.label:
+            raise SystemExit(f"{path}: {c.id}: human_label {s.scores['human_label'].value!r} != {c.label!r}")
+        label = s.scores["judge_label"].value
+        per_cell.append({"id": c.id, "label": None if label == UNREADABLE else label,
+                         "reply": s.scores["judge_label"].answer})
+    return {"per_cell": per_cell, "seconds": None, "what": WHAT.get(name, name),
+            "partial": f"{len(per_cell)} of {len(cells)} cells" if len(per_cell) < len(cells) else None}
+
+
+def shared_replies_on_slice(cells) -> dict:
+    """How many of the real replies in ``../shared/replies*`` answer a Table 8 prompt, and how many
+    of those prompts are a slice cell's (claim and document both in it): judges they could measure."""
+    import glob
+
+    root = _common.REPO.parent / "shared"
+    prompts = 0
+    hits = set()
+    for f in glob.glob(str(root / "replies*" / "**" / "done" / "*.json"), recursive=True):
+        try:
+            msgs = json.loads(open(f, encoding="utf-8").read()).get("messages") or []
+        except (OSError, ValueError):
+            continue
+        text = msgs[-1].get("content") if msgs else ""
+        text = text if isinstance(text, str) else " ".join(x.get("text", "") for x in text if isinstance(x, dict))
+        if "Document-Claim Conflict Detection" in text:
+            prompts += 1
+            hits |= {c.id for c in cells if c.claim in text and c.document[:80] in text}
+    return {"label_prompts": prompts, "slice_cells_answered": len(hits)}
 
 
 def main() -> None:
@@ -88,42 +140,36 @@ def main() -> None:
     parser.add_argument("--data", default=str(_common.DATA), help="the shared data folder")
     parser.add_argument("--grader-max-tokens", type=int, default=160)
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--from-json", action="store_true", help="recompute the tables from the saved labels")
+    parser.add_argument("--from-log", help="read the judge's labels from this judge_gold log (the sample summaries "
+                                           "written so far, so a run still going counts its finished cells)")
     args = parser.parse_args()
-    judges = args.judge or ["conflict_eval/smollm2"]
     cells = load_gold(CELLS, args.data)[: args.limit]
-    gold = [c.label for c in cells]
-    results: dict = {"cells": len(cells), "gold_labels": {lab: gold.count(lab) for lab in LABELS}, "judges": {},
-                     "grader_max_tokens": args.grader_max_tokens, "temperature": 0.0}
-    per_judge: dict[str, list[str | None]] = {}
-    for judge in judges:
-        with tempfile.TemporaryDirectory() as log_dir:
-            [log] = inspect_eval(judge_task(cells), model=judge, log_dir=log_dir, display="none",
-                                 temperature=0.0, max_tokens=args.grader_max_tokens)
-            assert log.status == "success", log.error
-            by_id = {s.id: s.scores["gold_label"].metadata["label"] for s in log.samples}
-            replies = {s.id: s.output.completion[:300] for s in log.samples}
-        labels = [by_id[c.id] for c in cells]
-        per_judge[judge] = labels
-        seconds = (datetime.fromisoformat(log.stats.completed_at)
-                   - datetime.fromisoformat(log.stats.started_at)).total_seconds()
-        results["judges"][judge] = {**judge_stats(gold, labels), "seconds": seconds,
-                                    "per_cell": [{"id": c.id, "gold": c.label, "label": by_id[c.id],
-                                               "reply": replies[c.id]} for c in cells],
-                                    "by_source": {src: judge_stats([g for g, c in zip(gold, cells) if c.source == src],
-                                                                   [x for x, c in zip(labels, cells) if c.source == src])
-                                                  for src in sorted({c.source for c in cells})}}
-    if len(judges) > 1:
-        votes = [[per_judge[j][i] for j in judges] for i in range(len(cells))]
-        majority = [strict_majority(v) for v in votes]
-        results["panel"] = {**judge_stats(gold, majority), "alpha": alpha(votes),
-                            "error_correlation": {f"{a} ~ {b}": error_correlation(per_judge[a], per_judge[b], gold)
-                                                  for i, a in enumerate(judges) for b in judges[i + 1:]}}
-    import os
-
-    load = os.getloadavg()
-    results["load_average_1_5_15"] = load
+    if args.from_log:
+        name = (args.judge or ["conflict_eval/smollm2"])[0]
+        runs = {name: labels_from_log(args.from_log, cells, name)}
+        max_tokens, load = args.grader_max_tokens, os.getloadavg()
+        done = {r["id"] for r in runs[name]["per_cell"]}
+        cells = [c for c in cells if c.id in done]
+    elif args.from_json:
+        saved = json.loads(OUT.read_text())
+        runs = {name: {"per_cell": j["per_cell"], "seconds": j.get("seconds"), "what": WHAT.get(name, j.get("what", name)),
+                       "partial": j.get("partial")} for name, j in saved["judges"].items()}
+        max_tokens, load = saved["grader_max_tokens"], saved.get("load_average_1_5_15")
+    else:
+        max_tokens = args.grader_max_tokens
+        runs = {judge: run_judge(judge, cells, max_tokens) for judge in args.judge or ["conflict_eval/smollm2"]}
+        load = os.getloadavg()
+        _common.RESULTS.mkdir(exist_ok=True)  # the labels first: the tables can be recomputed with --from-json
+        OUT.write_text(json.dumps({"judges": runs, "grader_max_tokens": max_tokens, "load_average_1_5_15": load},
+                                  indent=2, default=str) + "\n")
+    results = slice_report(cells, {name: {r["id"]: r["label"] for r in run["per_cell"]} for name, run in runs.items()})
+    for name, run in runs.items():
+        results["judges"][name].update(run)
+    results.update({"grader_max_tokens": max_tokens, "temperature": 0.0, "load_average_1_5_15": load,
+                    "shared_replies": shared_replies_on_slice(cells)})
     _common.RESULTS.mkdir(exist_ok=True)
-    (_common.RESULTS / "judge_gold.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
+    OUT.write_text(json.dumps(results, indent=2, default=str) + "\n")
     (_common.RESULTS / "judge_gold.md").write_text(markdown(results))
     print(markdown(results))
 
@@ -132,31 +178,55 @@ def _f(x) -> str:
     return "n/a" if x is None or x != x else f"{x:.3f}"
 
 
+def _ci(est: dict | None) -> str:
+    if not est or est.get("n", 0) == 0:
+        return "n/a"
+    return f"{est['k']}/{est['n']} = {_f(est['rate'])} [{_f(est['low'])}, {_f(est['high'])}]"
+
+
 def markdown(r: dict) -> str:
+    gold = r["gold_labels"]
     lines = ["# Judges on the hand-labelled ConflictScore slice", "",
-             f"{r['cells']} cells of `tests/data/judge_gold/` (gold: " +
-             ", ".join(f"{k} {v}" for k, v in r["gold_labels"].items()) +
-             f"); Table 8 prompt, temperature 0, {r['grader_max_tokens']} output tokens; replies read by "
-             "`parse_label`. Accuracy counts an unreadable reply as wrong; kappa is Cohen's "
-             "(`sklearn.metrics.cohen_kappa_score`) on all cells (unreadable = its own category) and on the "
-             "readable ones. Majority-class baseline accuracy: "
-             f"{max(r['gold_labels'].values()) / r['cells']:.3f}.", "",
-             "| judge | coverage | accuracy | accuracy (readable) | kappa | kappa (readable) | labels given | seconds |",
-             "|---|---|---|---|---|---|---|---|"]
+             f"{r['cells']} cells, {r['claims']} distinct claims, of `tests/data/judge_gold/` (gold: "
+             + ", ".join(f"{k} {v}" for k, v in gold.items())
+             + f"; {r['controls']['specific_wrong']} specific and {r['controls']['vague_wrong']} vague known-wrong "
+             "control cells). Table 8 prompt, temperature 0, "
+             f"{r['grader_max_tokens']} output tokens; replies read by `parse_label`; the hand labels enter the log as "
+             "Inspect `precomputed_scores()`. Accuracy counts an unreadable reply as wrong; intervals are 95% Wilson "
+             "(`scipy.stats.binomtest(...).proportion_ci(method=\"wilson\")`). Kappa is Cohen's (unreadable = its own "
+             "category). Control acceptance = share of the control cells that their document does not support that "
+             "the judge labelled SUPPORTS (a known-wrong claim accepted). Majority-class baseline accuracy: "
+             f"{max(gold.values()) / r['cells']:.3f}.", "",
+             "| judge | what it is | coverage | accuracy [95% CI] | accuracy on readable [95% CI] | κ | "
+             "accepts specific wrong | accepts vague wrong | labels given | seconds |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for name, s in r["judges"].items():
-        given = ", ".join(f"{k or 'unreadable'} {v}" for k, v in s["predicted"].items())
-        lines.append(f"| {name} | {_f(s['coverage'])} | {_f(s['accuracy'])} | {_f(s['accuracy_readable'])} | "
-                     f"{_f(s['kappa'])} | {_f(s['kappa_readable'])} | {given} | {s['seconds']:.0f} |")
+        given = ", ".join(f"{k} {v}" for k, v in s["predicted"].items())
+        secs = s.get("seconds")
+        what = s.get("what", name) + (f" (**partial run: {s['partial']}**)" if s.get("partial") else "")
+        lines.append(f"| {name} | {what} | {_f(s['coverage'])} | {_ci(s['accuracy'])} | "
+                     f"{_ci(s['accuracy_readable'])} | {_f(s['kappa'])} | {_ci(s['accepts']['specific_wrong'])} | "
+                     f"{_ci(s['accepts']['vague_wrong'])} | {given} | {'n/a' if secs is None else f'{secs:.0f}'} |")
         for src, b in s["by_source"].items():
-            lines.append(f"| ↳ {src} ({b['cells']} cells) | {_f(b['coverage'])} | {_f(b['accuracy'])} | "
-                         f"{_f(b['accuracy_readable'])} | {_f(b['kappa'])} | {_f(b['kappa_readable'])} | | |")
+            lines.append(f"| ↳ {src} ({b['cells']} cells) | | {_f(b['coverage'])} | {_ci(b['accuracy'])} | "
+                         f"{_ci(b['accuracy_readable'])} | {_f(b['kappa'])} | | | | |")
     if "panel" in r:
         p = r["panel"]
-        lines += ["", f"Panel (strict majority): accuracy {_f(p['accuracy'])}, kappa {_f(p['kappa'])}, "
-                      f"Krippendorff's alpha {_f(p['alpha'])}; error correlation: "
-                  + ", ".join(f"{k} {_f(v)}" for k, v in p["error_correlation"].items())]
-    lines += ["", f"Load average (1/5/15 min) when written: {', '.join(f'{x:.2f}' for x in r['load_average_1_5_15'])} "
-                  "(2 shared cores; times are not speed claims)."]
+        lines += ["", f"Panel (strict majority of {len(r['judges'])}): accuracy {_ci(p['accuracy'])}, κ {_f(p['kappa'])}, "
+                      f"Krippendorff's α {_f(p['alpha'])}, effective number of judges {_f(p['effective_judges'])}; "
+                      "pairwise: " + "; ".join(f"{k}: κ {_f(v['kappa'])}, raw agreement {_f(v['agreement'])}, "
+                                               f"error correlation {_f(v['error_correlation'])}"
+                                               for k, v in p["pairs"].items())]
+    if r.get("shared_replies"):
+        sr = r["shared_replies"]
+        lines += ["", f"Judges available: only the offline model above. The strong-model replies in `../shared/replies*` "
+                      f"answer {sr['label_prompts']} Table 8 prompts, {sr['slice_cells_answered']} of them on a cell of this "
+                      "slice (their claims come from the models' own reports), so they measure no judge here; a hosted "
+                      "judge is measured with `--judge provider/model`."]
+    load = r.get("load_average_1_5_15")
+    if load:
+        lines += ["", f"Load average (1/5/15 min) when written: {', '.join(f'{x:.2f}' for x in load)} "
+                      "(2 shared cores; times are not speed claims)."]
     return "\n".join(lines) + "\n"
 
 

@@ -87,7 +87,7 @@ def _base_command(h: dict[str, Any]) -> list[str]:
     for k, v in sorted((h.get("model_args") or {}).items()):
         cmd += ["-M", f"{k}={_flag_value(_strip_hash(v))}"]
     for role, model in sorted((h.get("roles") or {}).items()):
-        cmd += ["--model-role", f"{role}={model}"]
+        cmd += ["--model-role", f"{role}={','.join(model) if isinstance(model, list) else model}"]  # grader=a,b
     for k, v in sorted((h.get("config") or {}).items()):
         if k in _CONFIG_FLAGS and v is not None:
             cmd += [f"--{k.replace('_', '-')}", _flag_value(",".join(v) if isinstance(v, list) else v)]

@@ -47,9 +47,11 @@ def headline(r: Row | None) -> MetricSummary | None:
     return r.metrics.get(r.headline) if r is not None and r.headline else None
 
 
-def cell_parts(r: Row | None, rank: str | None = None, column_n: int | None = None) -> dict[str, str]:
+def cell_parts(r: Row | None, rank: str | None = None, column_n: int | None = None,
+               judged: str | None = None) -> dict[str, str]:
     """The pieces of one matrix cell: value, interval, notes, n, $ (``column_n``:
-    the most samples any cell of the column has)."""
+    the most samples any cell of the column has; ``judged``: the label coverage of a
+    model-graded cell, :func:`.judges.coverage_note`)."""
     if r is None:
         return {"value": NOT_RUN, "ci": "", "notes": "", "n": "", "cost": ""}
     m = headline(r)
@@ -60,6 +62,8 @@ def cell_parts(r: Row | None, rank: str | None = None, column_n: int | None = No
         notes.append(f"fewer samples ({r.n} vs {column_n})")
     if note := r.failure_note():
         notes.append(note)
+    if judged:
+        notes.append(judged)
     if rank:
         notes.append(rank)
     return {"value": fmt(m.mean) if m else "no metric",
@@ -67,8 +71,8 @@ def cell_parts(r: Row | None, rank: str | None = None, column_n: int | None = No
             "notes": " · ".join(notes), "n": f"n={r.n}", "cost": money(r.cost_total)}
 
 
-def cell_text(r: Row | None, rank: str | None = None, column_n: int | None = None) -> str:
-    p = cell_parts(r, rank, column_n)
+def cell_text(r: Row | None, rank: str | None = None, column_n: int | None = None, judged: str | None = None) -> str:
+    p = cell_parts(r, rank, column_n, judged)
     if r is None:
         return NOT_RUN
     head = " ".join(x for x in (p["value"], p["ci"]) if x)

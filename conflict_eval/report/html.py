@@ -14,6 +14,7 @@ from typing import Any
 from .format import (unread_note, share, NOT_RUN, cell_parts, column_n, esc, estimate_text, fmt, interval, methods_used,
                      metric_names, model_colours, money, PAIRED_HEAD, paired_cells, slug, tasks_models, verdict_rule)
 from .grouping import GROUP_TITLE, groups_of
+from .judges import coverage_note
 from .provenance import cell, made_texts
 from .stats import arrow, direction
 from .svg import cost_scatter, group_bars, headline_bars
@@ -86,7 +87,7 @@ def _matrix(board: dict[str, Any], tasks: list[str], models: list[str], colours:
             if r is None:
                 out.append(f'<td class="not-run">{NOT_RUN}</td>')
                 continue
-            p = cell_parts(r, ranks.get((m, t)), most[t])
+            p = cell_parts(r, ranks.get((m, t)), most[t], coverage_note(board, m, t))
             cls = "" if r.complete else ' class="incomplete"'
             notes = f'<small class="note">{esc(p["notes"])}</small>' if p["notes"] else ""
             ci = f"<small>{esc(p['ci'])}</small>" if p["ci"] else ""

@@ -175,7 +175,8 @@ def _header(log) -> dict[str, Any]:
         "sample_ids": [str(i) for i in ev.dataset.sample_ids] if ev.dataset and ev.dataset.sample_ids else None,
         "epochs": ev.config.epochs or 1, "limit": ev.config.limit, "config": config,
         "sample_id": ev.config.sample_id, "sample_shuffle": ev.config.sample_shuffle,
-        "roles": {k: v.model for k, v in (ev.model_roles or {}).items()},
+        "roles": {k: [m.model for m in v] if isinstance(v, list) else v.model  # a list-valued role: a judge panel
+                  for k, v in (ev.model_roles or {}).items()},
         "base_url": ev.model_base_url, "model_args": model_args,
         "total_samples": res.total_samples if res else None,
         "completed_samples": res.completed_samples if res else None,

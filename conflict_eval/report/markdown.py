@@ -131,7 +131,10 @@ def to_markdown(board: dict[str, Any]) -> str:
     head_cells = [f"{heads.get(t, t)} · {first[t].headline} {arrow(first[t].headline)}" if first[t]
                   else heads.get(t, t) for t in tasks]
     most = column_n(rows)
-    body = [[m, *[cell_text(cells.get((m, t)), ranks.get((m, t)), most[t]) for t in tasks]] for m in models]
+    from .judges import coverage_note
+
+    body = [[m, *[cell_text(cells.get((m, t)), ranks.get((m, t)), most[t], coverage_note(board, m, t)) for t in tasks]]
+            for m in models]
     lines += _table(["model", *head_cells], body) + [""]
     from .judges import overview as judge_overview
 

@@ -166,8 +166,9 @@ def provenance(rows: list[Row], evals: dict[str, EvalFacts]) -> dict[str, Any]:
             t[k].add(d[src])
         for k, v in (h.get("config") or {}).items():
             t["generate_config"][k].add(json.dumps(v) if isinstance(v, dict | list) else str(v))
-        t["grader"].add((h.get("roles") or {}).get("grader")
-                        or "no grader role (model-graded scorers use the evaluated model)")
+        grader = (h.get("roles") or {}).get("grader")
+        t["grader"].add(", ".join(grader) if isinstance(grader, list)  # a list-valued role: a panel
+                        else grader or "no grader role (model-graded scorers use the evaluated model)")
         t["conflict_eval"].add((h.get("metadata") or {}).get("conflict_eval_version") or NOT_RECORDED)
         t["inspect_ai"].add((h.get("packages") or {}).get("inspect_ai") or NOT_RECORDED)
         t["git_commits"].add(_commit_text(h))

@@ -22,23 +22,36 @@ readable votes decide.
   ``judge_temperature`` (default 1.0; recorded in the score metadata and the
   metric); a judge's vote is the strict majority of its N labels.
   *Self-agreement* of a judge = share of units whose readable repeats (at
-  least 2) all agree.
+  least 2) all agree: the sampling noise.
 * ``judge_swap=true`` asks every judge each question once more with the
   parts in the other order (ConflictScore pairwise: the document before the
   claim; ``labelling=all_docs``: the documents in reverse order, labels
-  mapped back); the *flip rate* of a judge = share of units, readable both
-  ways, whose swapped label differs from its first label. The swapped label
-  is never used in the score.
+  mapped back; over-rationalization: the evidence passages reversed). This
+  swaps the order of the *claim and its evidence*, not the order of two
+  candidate answers (the position swap of Zheng et al. 2023, "Judging
+  LLM-as-a-judge", which a pairwise comparison needs and a single-claim
+  label does not have). Like is compared with like: the swapped question is
+  asked at temperature 0 and compared with the same order at temperature 0
+  (the first question when the judge is asked once; one more same-order
+  question when the repeats run at another temperature), so the flip rate
+  is order effect alone and sampling noise stays in self-agreement. The
+  *flip rate* of a judge = share of units, readable both ways, whose label
+  changed; the panel's flip rate is **pooled** (all judges' flips over all
+  their readable pairs), each judge's beside it. The swapped label is never
+  used in the score.
 
 **Per cell** (a leaderboard cell, the metric :func:`judge_panel` over the
-samples' ``Score.metadata["judges"]``): Krippendorff's alpha (nominal) over
-the units with Inspect's ``krippendorff_alpha`` metric, each judge's
-agreement with the majority (on units with a determined majority and a
-readable vote of that judge), self-agreement and flip rates when measured,
-and -- where a unit carries a ``reference`` label -- each judge's accuracy
-and the pairwise correlation of the judges' errors (:func:`error_correlation`,
-Pearson's r of the 0/1 error indicators: correlated judges behave like fewer
-independent ones).
+samples' ``Score.metadata["judges"]``): label coverage (units with a
+determined label, and each judge's readable share); each judge's label base
+rates; for a panel, Krippendorff's alpha (nominal, Inspect's
+``krippendorff_alpha``) and, per pair of judges, Cohen's kappa and the raw
+agreement on the units both read (:func:`pair_agreement`); self-agreement and
+flip rates when measured; and -- where a unit carries a ``reference`` label --
+each judge's and the panel's accuracy with a 95% Wilson interval, the
+pairwise correlation of the judges' errors (:func:`error_correlation`) and
+the effective number of independent judges (:func:`effective_judges`).
+"Agreement with the majority" is gone: with two judges it is 1 by
+construction.
 """
 
 from __future__ import annotations
@@ -142,6 +155,9 @@ class Asked:
     swap_reply: str | None = None
     calls: int = 0
     reused: bool = False
+    unswapped: Any = None
+    """With swap and repeats > 1: the label of the same-order question asked at temperature 0,
+    the like-for-like partner of the swapped one (with one question, ``labels[0]`` is that)."""
 
     @property
     def vote(self) -> Any:
@@ -182,7 +198,12 @@ async def generate(model, prompt: str, max_tokens: int | None, *, temperature: f
 async def ask(judge: Judge, prompt: str, parse: Callable[[str], Any], label_of: Callable[[Any], Any],
               judging: Judging, max_tokens: int | None, dedupe: bool = True,
               swapped_prompt: str | None = None, what: str = "a judge") -> Asked:
-    """Ask one judge one unit: ``judging.repeats`` times, plus the swapped prompt with ``judging.swap``."""
+    """Ask one judge one unit: ``judging.repeats`` times, plus the swapped prompt with ``judging.swap``.
+
+    The swapped prompt is asked at temperature 0, and compared with the same-order prompt at
+    temperature 0: the first question when there is one, else one more same-order question at
+    temperature 0 (``Asked.unswapped``), so that the flip rate measures order alone and the
+    repeats' sampling noise is reported apart (self-agreement)."""
     labels, first, first_reply, calls, reused0 = [], None, "", 0, False
     temperature = judging.used_temperature
     for r in range(judging.repeats):
@@ -195,8 +216,11 @@ async def ask(judge: Judge, prompt: str, parse: Callable[[str], Any], label_of: 
             first, first_reply, reused0 = parsed, out.completion, reused
     asked = Asked(labels, first, first_reply, calls=calls, reused=reused0)
     if judging.swap and swapped_prompt is not None:
-        out, reused = await generate(judge.model, swapped_prompt, max_tokens, temperature=temperature,
-                                     repeat=0 if temperature == 0.0 else judging.repeats, dedupe=dedupe, what=what)
+        if temperature != 0.0:
+            out, reused = await generate(judge.model, prompt, max_tokens, temperature=0.0, dedupe=dedupe, what=what)
+            asked.unswapped = label_of(parse(out.completion))
+            asked.calls += int(not reused)
+        out, reused = await generate(judge.model, swapped_prompt, max_tokens, temperature=0.0, dedupe=dedupe, what=what)
         asked.swapped, asked.swap_reply = label_of(parse(out.completion)), out.completion
         asked.calls += int(not reused)
     return asked
@@ -231,12 +255,16 @@ async def collect_calls(*calls: Awaitable[Any]) -> list[Any]:
         raise leaves[0] from leaves[0].__cause__
 
 
-def unit_record(votes: list[list[Any]], swapped: list[Any] | None = None, reference: Any = None, **where) -> dict:
-    """What a unit keeps in ``Score.metadata["judges"]["units"]``: each judge's
-    labels over the repeats, the majority, the swapped labels, a reference label."""
+def unit_record(votes: list[list[Any]], swapped: list[Any] | None = None, reference: Any = None,
+                unswapped: list[Any] | None = None, **where) -> dict:
+    """What a unit keeps in ``Score.metadata["judges"]["units"]``: each judge's labels over the
+    repeats, the majority, the swapped labels and their same-order partners at temperature 0
+    (``unswapped``, only when the repeats ran at another temperature), a reference label."""
     rec: dict[str, Any] = {**where, "votes": votes, "majority": strict_majority([strict_majority(v) for v in votes])}
     if swapped is not None:
         rec["swapped"] = swapped
+        if unswapped is not None and any(u is not None for u in unswapped):
+            rec["unswapped"] = unswapped
     if reference is not None:
         rec["reference"] = reference
     return rec
@@ -245,7 +273,7 @@ def unit_record(votes: list[list[Any]], swapped: list[Any] | None = None, refere
 def panel_metadata(judges: list[Judge], judging: Judging, units: list[dict]) -> dict:
     return {"judges": [j.name for j in judges], "sources": [j.source for j in judges],
             "repeats": judging.repeats, "temperature": judging.used_temperature, "swap": judging.swap,
-            "units": units}
+            **({"swap_temperature": 0.0} if judging.swap else {}), "units": units}
 
 
 # ---- statistics (pure functions of the unit records; tested on hand-computed tables)
@@ -268,11 +296,53 @@ def alpha(units: list[list[Any]]) -> float:
     return float(krippendorff_alpha()(scores))
 
 
-def agreement_with_majority(votes: list[list[Any]], judge: int) -> float:
-    """Share of units with a determined majority and a readable vote of ``judge`` where the two agree."""
-    pairs = [(u[judge], strict_majority(u)) for u in votes]
-    pairs = [(v, m) for v, m in pairs if v is not None and m is not None]
-    return sum(v == m for v, m in pairs) / len(pairs) if pairs else float("nan")
+def wilson(k: int, n: int) -> dict:
+    """``{"k", "n", "rate", "low", "high"}``: ``k`` of ``n`` with its 95% Wilson interval
+    (``scipy.stats.binomtest(...).proportion_ci(method="wilson")``); rate and bounds NaN with ``n`` = 0."""
+    if n == 0:
+        return {"k": 0, "n": 0, "rate": float("nan"), "low": float("nan"), "high": float("nan")}
+    from scipy.stats import binomtest
+
+    ci = binomtest(k, n).proportion_ci(0.95, method="wilson")
+    return {"k": k, "n": n, "rate": k / n, "low": float(ci.low), "high": float(ci.high)}
+
+
+def base_rates(labels: list[Any]) -> dict[Any, float]:
+    """Share of each label among the readable ones (``None`` left out); {} with none."""
+    rated = [x for x in labels if x is not None]
+    return {lab: n / len(rated) for lab, n in sorted(Counter(rated).items(), key=lambda kv: str(kv[0]))}
+
+
+def pair_agreement(a: list[Any], b: list[Any]) -> dict:
+    """Two judges on the units where both are readable: ``units``, raw ``agreement`` (share of
+    equal labels) and Cohen's ``kappa`` = (p_o - p_e) / (1 - p_e), p_e = sum over labels of the
+    product of the two judges' base rates there (Cohen 1960). NaN when no unit, or p_e = 1 (one
+    label only: kappa is undefined, not 0 or 1). Written here, not taken from scikit-learn
+    (``cohen_kappa_score`` gives the same value), so that the metric needs no new dependency;
+    ``tests/conflictscore/test_judge_panel.py`` checks it against hand-computed tables."""
+    both = [(x, y) for x, y in zip(a, b) if x is not None and y is not None]
+    if not both:
+        return {"units": 0, "agreement": float("nan"), "kappa": float("nan")}
+    n = len(both)
+    p_o = sum(x == y for x, y in both) / n
+    ra, rb = base_rates([x for x, _ in both]), base_rates([y for _, y in both])
+    p_e = sum(ra.get(lab, 0.0) * rb.get(lab, 0.0) for lab in set(ra) | set(rb))
+    kappa = float("nan") if p_e >= 1 - 1e-12 else (p_o - p_e) / (1 - p_e)
+    return {"units": n, "agreement": p_o, "kappa": kappa}
+
+
+def effective_judges(k: int, correlations: list[float]) -> float:
+    """The effective number of independent judges, ``k / (1 + (k - 1) * rho)``, with ``rho`` the
+    mean pairwise correlation of the judges' 0/1 errors (:func:`error_correlation`): Kish's
+    design effect 1 + (m - 1) rho for m equally correlated observations (Kish, *Survey
+    Sampling*, 1965, sect. 5.4), applied to the k votes on a unit. ``k`` with one judge; NaN
+    when no pair's correlation is defined (errors need reference labels)."""
+    if k == 1:
+        return 1.0
+    rhos = [r for r in correlations if not math.isnan(r)]
+    if not rhos:
+        return float("nan")
+    return k / (1 + (k - 1) * (sum(rhos) / len(rhos)))
 
 
 def self_agreement(repeats: list[list[Any]]) -> float:
@@ -310,37 +380,58 @@ def error_correlation(a: list[Any], b: list[Any], reference: list[Any]) -> float
 
 @dataclass
 class PanelSummary:
+    """A cell's judge statistics (:func:`summarise`); :meth:`flat` is the metric's value."""
+
     judges: list[str]
     units: int
     alpha: float
-    agreement: list[float]
+    coverage: list[float]
+    """Per judge: share of units with a readable vote (its label coverage)."""
+    panel_coverage: float
+    """Share of units with a determined strict-majority label (the score's label coverage)."""
+    base_rates: list[dict[Any, float]]
+    pairs: dict[str, dict] = field(default_factory=dict)
+    """``"i_j"`` -> :func:`pair_agreement` of judges i and j (1-based)."""
     self_agreement: list[float] | None = None
     flip_rate: list[float] | None = None
+    flips: tuple[int, int] | None = None
+    """Pooled over the judges: (flipped, readable both ways)."""
     repeats: int = 1
     temperature: float = 0.0
-    accuracy: list[float] | None = None
+    accuracy: list[dict] | None = None
+    """Per judge and then the panel's majority: :func:`wilson` of correct / readable."""
     error_correlation: dict[str, float] = field(default_factory=dict)
+    effective_judges: float = float("nan")
 
     def flat(self) -> dict[str, float]:
         """The metric's value: floats under stable keys (judges by position; names are in the metadata)."""
-        out = {"judges": float(len(self.judges)), "units": float(self.units),
-               "repeats": float(self.repeats), "temperature": self.temperature}
-        if len(self.judges) > 1:  # a panel: agreement between its judges
+        n = len(self.judges)
+        out = {"judges": float(n), "units": float(self.units), "repeats": float(self.repeats),
+               "temperature": self.temperature, "coverage": self.panel_coverage}
+        for i in range(n):
+            out[f"coverage_{i + 1}"] = self.coverage[i]
+            out.update({f"base_rate_{i + 1}_{lab}": v for lab, v in self.base_rates[i].items()})
+        if n > 1:  # a panel: agreement between its judges
             out["alpha"] = self.alpha
-            for i, v in enumerate(self.agreement):
-                out[f"agreement_{i + 1}"] = v
-        for key in ("self_agreement", "flip_rate", "accuracy"):
-            for i, v in enumerate(getattr(self, key) or []):
-                out[f"{key}_{i + 1}"] = v
-        if self.flip_rate:
-            out["flip_rate"] = _nanmean(self.flip_rate)
+            for key, p in self.pairs.items():
+                out[f"kappa_{key}"], out[f"raw_agreement_{key}"] = p["kappa"], p["agreement"]
+                out[f"pair_units_{key}"] = float(p["units"])
+        for i, v in enumerate(self.self_agreement or []):
+            out[f"self_agreement_{i + 1}"] = v
+        if self.flip_rate is not None:
+            for i, v in enumerate(self.flip_rate):
+                out[f"flip_rate_{i + 1}"] = v
+            flipped, both = self.flips or (0, 0)
+            out["flip_rate"] = flipped / both if both else float("nan")  # pooled, not a mean of rates
+            out["flip_units"], out["swap_temperature"] = float(both), 0.0
+        for i, a in enumerate(self.accuracy or []):
+            key = f"accuracy_{i + 1}" if i < n else "accuracy_panel"
+            out[key], out[f"{key}_low"], out[f"{key}_high"] = a["rate"], a["low"], a["high"]
+            out[f"{key}_n"] = float(a["n"])
         out.update({f"error_corr_{k}": v for k, v in self.error_correlation.items()})
+        if self.accuracy is not None:
+            out["effective_judges"] = self.effective_judges
         return out
-
-
-def _nanmean(values: list[float]) -> float:
-    vals = [v for v in values if not math.isnan(v)]
-    return sum(vals) / len(vals) if vals else float("nan")
 
 
 def summarise(blocks: list[dict]) -> PanelSummary | None:
@@ -352,21 +443,38 @@ def summarise(blocks: list[dict]) -> PanelSummary | None:
     units = [u for b in blocks for u in b.get("units", [])]
     n = len(names)
     votes = [[_vote(u["votes"][j]) for j in range(n)] for u in units]
-    summary = PanelSummary(judges=names, units=len(units), alpha=alpha(votes),
-                           agreement=[agreement_with_majority(votes, j) for j in range(n)],
-                           repeats=int(blocks[0].get("repeats", 1)), temperature=float(blocks[0].get("temperature", 0)))
+    per_judge = [[v[j] for v in votes] for j in range(n)]
+    majority = [strict_majority(v) for v in votes]
+    share = (lambda xs: sum(x is not None for x in xs) / len(xs) if xs else float("nan"))
+    summary = PanelSummary(
+        judges=names, units=len(units), alpha=alpha(votes), coverage=[share(p) for p in per_judge],
+        panel_coverage=share(majority), base_rates=[base_rates(p) for p in per_judge],
+        pairs={f"{i + 1}_{j + 1}": pair_agreement(per_judge[i], per_judge[j])
+               for i in range(n) for j in range(i + 1, n)},
+        repeats=int(blocks[0].get("repeats", 1)), temperature=float(blocks[0].get("temperature", 0)))
     if summary.repeats > 1:
         summary.self_agreement = [self_agreement([u["votes"][j] for u in units]) for j in range(n)]
-    if any("swapped" in u for u in units):
-        summary.flip_rate = [flip_rate([(u["votes"][j][0], u["swapped"][j]) for u in units if "swapped" in u])
-                             for j in range(n)]
+    swapped = [u for u in units if "swapped" in u]
+    if swapped:
+        def pairs_of(j: int) -> list[tuple[Any, Any]]:
+            # like with like: the swapped question (temperature 0) against the same order at temperature 0
+            return [((u.get("unswapped") or [None] * n)[j] if summary.temperature != 0 else u["votes"][j][0],
+                     u["swapped"][j]) for u in swapped]
+
+        summary.flip_rate = [flip_rate(pairs_of(j)) for j in range(n)]
+        both = [(a, b) for j in range(n) for a, b in pairs_of(j) if a is not None and b is not None]
+        summary.flips = (sum(a != b for a, b in both), len(both))
     refs = [u.get("reference") for u in units]
     if any(r is not None for r in refs):
-        summary.accuracy = [accuracy([v[j] for v in votes], refs) for j in range(n)]
+        def correct(labels: list[Any]) -> dict:
+            rated = [(x, r) for x, r in zip(labels, refs) if x is not None and r is not None]
+            return wilson(sum(x == r for x, r in rated), len(rated))
+
+        summary.accuracy = [correct(p) for p in per_judge] + ([correct(majority)] if n > 1 else [])
         for i in range(n):
             for j in range(i + 1, n):
-                summary.error_correlation[f"{i + 1}_{j + 1}"] = error_correlation(
-                    [v[i] for v in votes], [v[j] for v in votes], refs)
+                summary.error_correlation[f"{i + 1}_{j + 1}"] = error_correlation(per_judge[i], per_judge[j], refs)
+        summary.effective_judges = effective_judges(n, list(summary.error_correlation.values()))
     return summary
 
 

@@ -105,6 +105,8 @@ class Cell:
     """With a judge panel or repeats (:mod:`.panel`): each judge's labels over its repeats."""
     swapped: list | None = None
     """With ``judge_swap``: each judge's label with the parts swapped (not used in the score)."""
+    unswapped: list | None = None
+    """With ``judge_swap`` and repeats: each judge's same-order label at temperature 0 (``panel.ask``)."""
 
 
 @dataclass
@@ -360,13 +362,13 @@ async def label_with_panel(claims: list[str], documents: list[str], judges: list
     judging = opts.judging
 
     def finish(i: int, j: int, asked: list[Asked], first_parse, reply: str, reused: bool,
-               votes: list[list], swapped: list | None):
+               votes: list[list], swapped: list | None, unswapped: list | None = None):
         majority = strict_majority([strict_majority(v) for v in votes])
         cell = _cell(i, j, first_parse, reply, reused)
         cell.label = majority
         if majority is None and cell.error is None:
             cell.error = f"no strict majority of the {len(judges)} judges: {[strict_majority(v) for v in votes]}"
-        cell.votes, cell.swapped = votes, swapped
+        cell.votes, cell.swapped, cell.unswapped = votes, swapped, unswapped
         return cell
 
     if opts.labelling == "all_docs":
@@ -384,7 +386,9 @@ async def label_with_panel(claims: list[str], documents: list[str], judges: list
                 votes = [[rep[j] for rep in a.labels] for a in asked]
                 # the swapped prompt lists the documents in reverse: its item n-1-j is document j
                 sw = [a.swapped[n - 1 - j] for a in asked] if judging.swap else None
-                out.append(finish(i, j, asked, asked[0].first[j], asked[0].first_reply, asked[0].reused, votes, sw))
+                same = [None if a.unswapped is None else a.unswapped[j] for a in asked] if judging.swap else None
+                out.append(finish(i, j, asked, asked[0].first[j], asked[0].first_reply, asked[0].reused, votes, sw,
+                                  same))
             return out, sum(a.calls for a in asked)
 
         rows = await collect_calls(*(one_claim(i) for i in range(len(claims))))
@@ -397,7 +401,8 @@ async def label_with_panel(claims: list[str], documents: list[str], judges: list
                                                        opts.grader_max_tokens, opts.grader_dedupe, swapped, GRADER))
         votes = [a.labels for a in asked]
         sw = [a.swapped for a in asked] if judging.swap else None
-        return finish(i, j, asked, asked[0].first, asked[0].first_reply, asked[0].reused, votes, sw), \
+        same = [a.unswapped for a in asked] if judging.swap else None
+        return finish(i, j, asked, asked[0].first, asked[0].first_reply, asked[0].reused, votes, sw, same), \
             sum(a.calls for a in asked)
 
     done = await collect_calls(*(one_cell(i, j) for i in range(len(claims)) for j in range(len(documents))))
@@ -434,7 +439,8 @@ async def conflict_score(response: str, documents: list[str], opts: Options | No
     panel = None
     if opts.backend == "llm" and judges:
         panel = panel_metadata(judges, opts.judging, [
-            unit_record(c.votes if c.votes is not None else [[c.label]], c.swapped, claim=c.claim, document=c.document)
+            unit_record(c.votes if c.votes is not None else [[c.label]], c.swapped, unswapped=c.unswapped,
+                        claim=c.claim, document=c.document)
             for c in cells])
     return ConflictResult(claims, matrix, cells, dec.reply, dec.error, grader, grader_source, dec.calls + label_calls,
                           dec.dropped, dec.truncated, dec.lost, len(documents), panel)

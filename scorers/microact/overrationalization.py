@@ -235,13 +235,14 @@ def overrationalization(grader_max_tokens: int | None = 256,
             reply, stop_reason = output.completion, output.stop_reason
             verdict = parse_verdict(reply)
             rationalizes, error = verdict.rationalizes, verdict.error
-            votes, swaps = [[_label(rationalizes)]], None
+            votes, swaps, same = [[_label(rationalizes)]], None, None
         else:
             asked = await ask_panel(judges, lambda jd: ask(jd, prompt, parse_verdict,
                                                            lambda v: _label(v.rationalizes), judging,
                                                            grader_max_tokens, dedupe=False, swapped_prompt=swapped))
             votes = [a.labels for a in asked]
             swaps = [a.swapped for a in asked] if judging.swap else None
+            same = [a.unswapped for a in asked] if judging.swap else None
             majority = strict_majority([strict_majority(v) for v in votes])
             rationalizes = None if majority is None else majority == "YES"
             reply, stop_reason = asked[0].first_reply, None
@@ -253,7 +254,7 @@ def overrationalization(grader_max_tokens: int | None = 256,
         value = {"over_rationalization": float(rationalizes) if judged else nan,
                  "parse_failure": int(not judged), "judged": int(judged), "no_trace": 0}
         label = "unreadable" if not judged else "YES" if rationalizes else "NO"
-        panel = panel_metadata(judges, judging, [unit_record(votes, swaps)])
+        panel = panel_metadata(judges, judging, [unit_record(votes, swaps, unswapped=same)])
         return Score(
             value=value,
             answer=label,
