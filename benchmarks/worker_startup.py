@@ -8,9 +8,9 @@ few times, each on a fresh log folder, and we record:
 
 * wall seconds of the whole process (imports, plan, Inspect, the cell, logs);
 * its peak resident memory (``ru_maxrss`` of the child, MiB);
-* which dataset files it opened (a ``sys.addaudithook`` on ``open`` in the
-  child, counting opens of files under ``../shared/data``): a worker that
-  builds only its own cell opens one dataset file.
+* which dataset files it loaded (the child wraps the toolkit's one record
+  reader, ``records.files.read_jsonl`` / ``read_json_or_jsonl``, before any
+  loader imports it): a worker that builds only its own cell loads one.
 
     python benchmarks/worker_startup.py [--runs 3] [--label after]
 
@@ -40,15 +40,22 @@ from _common import DATA, RESULTS
 DATASETS = [("ramdocs", "ramdocs"), ("kre_ecqa", "kre_ecqa"), ("kre_ecare", "kre_ecare"),
             ("conflictqa", "conflictqa_strategyqa"), ("atomr_blendqa", "blendqa")]
 
-# the child: count the dataset files opened, then run the CLI
+# the child: record the dataset files read as records (the toolkit's one reader, wrapped before
+# any loader imports it; a file hashed for a label is opened but not loaded), then run the CLI
 CHILD = """
 import json, os, sys
+import conflict_eval.records as records
+import conflict_eval.records.files as files
 opened = set()
-data = os.environ["BENCH_DATA"]
-def hook(event, args):
-    if event == "open" and isinstance(args[0], str) and args[0].startswith(data):
-        opened.add(args[0])
-sys.addaudithook(hook)
+def wrap(fn):
+    def read(path, *a, **k):
+        opened.add(os.path.realpath(str(path)))
+        return fn(path, *a, **k)
+    return read
+for name in ("read_jsonl", "read_json_or_jsonl"):
+    wrapped = wrap(getattr(files, name))
+    setattr(files, name, wrapped)
+    setattr(records, name, wrapped)
 from conflict_eval.cli import main
 code = main(sys.argv[1:])
 with open(os.environ["BENCH_OPENED"], "w") as f:
@@ -82,7 +89,7 @@ def one_run(work: Path, selection: Path, i: int) -> dict:
     return {"wall_s": round(wall, 2), "cpu_s": round((after.ru_utime - before.ru_utime)
                                                      + (after.ru_stime - before.ru_stime), 2),
             "max_rss_mib": round(after.ru_maxrss / 1024, 1),  # peak of the largest child so far (Linux: KiB)
-            "dataset_files_opened": len({f for f in files if f.endswith(".jsonl")}), "load_1m": round(load, 2)}
+            "dataset_files_opened": len({f for f in files if f.endswith(".jsonl") and f.startswith(str(DATA.resolve()))}), "load_1m": round(load, 2)}
 
 
 def main() -> None:

@@ -35,6 +35,7 @@ relative to the working directory, so the plan, the workers and a plain
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -47,7 +48,9 @@ from conflict_eval.runs.spec import ModelSpec, Suite, SuiteError, load_suite
 PLAN_FILE = "plan.json"
 TASKS_FILE = "tasks.py"
 CAPTURE_FILE = "capture.json"
-SELECTION_VERSION = 1  # the fields written here (identifier, resume) exist since version 1
+# Inspect's selection schema: version 5 added the pruning facets (registry_name, args_hash),
+# 6 the identity-neutral overrides (sample_id, ...); 7 is the newest inspect_ai 0.3.285 reads
+SELECTION_VERSION = 7
 # eval-set options that enter Inspect's task identifier: the plain command must repeat them
 IDENTITY_FLAGS = ("message_limit", "token_limit", "time_limit", "working_limit", "cost_limit")
 
@@ -60,27 +63,38 @@ def _cell_name(i: int) -> str:
 # the task file's side: one Task per cell, built from plan.json
 
 
-@functools.lru_cache(maxsize=4)
-def _plan_tasks(plan_path: str) -> dict[str, Any]:
+def read_plan_file(plan_path: str | Path) -> dict[str, Any]:
+    """``plan.json``'s content; a file that is not JSON is an error naming it."""
+    try:
+        return json.loads(Path(plan_path).read_text(encoding="utf-8"))
+    except ValueError as e:
+        raise SuiteError(f"{plan_path}: not a plan file ({e}); make the plan again") from None
+
+
+@functools.lru_cache(maxsize=64)
+def _plan_cell(plan_path: str, name: str):
+    """The Inspect ``Task`` of one planned cell, built alone: only its model, its task entry and
+    seed, so a worker loads only its own cells' datasets (the selection's pruning facets skip
+    the other ``@task`` bodies of ``tasks.py`` before they run)."""
     from conflict_eval.runs.run import build_cells
 
-    plan = json.loads(Path(plan_path).read_text(encoding="utf-8"))
+    plan = read_plan_file(plan_path)
+    cell = next((c for c in plan["cells"] if c["name"] == name), None)
     suite = load_suite(plan["suite"])
-    models = [ModelSpec(m["model"], m.get("max_connections"), m.get("args") or {}, m.get("batch"))
-              for m in plan["models"]]
+    spec = suite.tasks[cell["task_index"]] if cell and cell.get("task_index", -1) < len(suite.tasks) else None
+    gone = SuiteError(f"{plan_path}: cell {name} is no longer in suite {plan['suite']}; make the plan again")
+    if spec is None:
+        raise gone
+    m = next(m for m in plan["models"] if m["model"] == cell["model"])
+    model = ModelSpec(m["model"], m.get("max_connections"), m.get("args") or {}, m.get("batch"))
+    one = dataclasses.replace(suite, tasks=[dataclasses.replace(spec, seeds=(cell.get("seed"),))])
     home = Path(plan.get("cwd") or Path(plan_path).parent)  # relative data paths in task args resolve here
     with _cwd(home if home.is_dir() else Path(plan_path).parent):
-        cells = build_cells(suite, models=models, limit=plan.get("limit"),
+        built = build_cells(one, models=[model], limit=plan.get("limit"),
                             model_cost_config=(plan.get("options") or {}).get("model_cost_config"))
-    by_key = {(c.model.model, c.label): c.task for c in cells}
-    out = {}
-    for cell in plan["cells"]:
-        task = by_key.get((cell["model"], cell["label"]))
-        if task is None:
-            raise SuiteError(f"{plan_path}: cell {cell['name']} ({cell['model']}, {cell['label']}) is no longer "
-                             f"in suite {plan['suite']}; make the plan again")
-        out[cell["name"]] = task
-    return out
+    if len(built) != 1 or built[0].label != cell["label"]:
+        raise gone
+    return built[0].task
 
 
 def cell_task(task_file: str, name: str):
@@ -91,7 +105,7 @@ def cell_task(task_file: str, name: str):
     label it from its ``suite`` metadata, as in a ``suite run``."""
     from inspect_ai import task_with
 
-    return task_with(_plan_tasks(str(Path(task_file).resolve().parent / PLAN_FILE))[name], name=name)
+    return task_with(_plan_cell(str(Path(task_file).resolve().parent / PLAN_FILE), name), name=name)
 
 
 def _tasks_py(suite: Suite, cells: list[dict]) -> str:
@@ -146,24 +160,28 @@ def eval_set_options(suite: Suite) -> dict[str, Any]:
 
 
 def _deal(cells: list[dict], workers: int) -> list[list[dict]]:
-    """Cells to workers, largest estimated cost first, each to the least loaded worker."""
+    """Cells to workers by estimated wall time (:mod:`conflict_eval.runs.walltime`), longest first,
+    each to the worker with the least time so far (greedy longest-processing-time; ties to the
+    worker with fewer cells). Cells keep their plan order within a worker."""
     shares: list[list[dict]] = [[] for _ in range(workers)]
     load = [0.0] * workers
-    for c in sorted(cells, key=lambda c: -(c["estimated_usd"] or 0.0)):
+    for c in sorted(cells, key=lambda c: -c["estimated_s"]):
         i = min(range(workers), key=lambda j: (load[j], len(shares[j])))
         shares[i].append(c)
-        load[i] += c["estimated_usd"] or 0.0
-    return shares
+        load[i] += c["estimated_s"]
+    order = {c["name"]: k for k, c in enumerate(cells)}
+    return [sorted(share, key=lambda c: order[c["name"]]) for share in shares]
 
 
 def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: str | None = None,
               models: list[ModelSpec] | None = None, limit: int | None = None,
-              budget: float | None = None) -> dict[str, Any]:
+              budget: float | None = None, latency: dict[str, float] | None = None) -> dict[str, Any]:
     """Write the plan (see the module docstring) and return ``plan.json``'s content."""
     from inspect_ai import eval_set
 
     from conflict_eval.report.batch_prices import batch_price
     from conflict_eval.runs.run import build_cells
+    from conflict_eval.runs.walltime import seconds_for
 
     if workers < 1:
         raise SuiteError(f"--workers must be at least 1, got {workers}")
@@ -185,14 +203,22 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
         if unpriced:
             raise SuiteError(f"a budget needs prices for every model; none known for {', '.join(unpriced)} "
                              "(give eval: model_cost_config in the suite, Inspect's format)")
+    entries = {spec.label + (f" seed={seed}" if seed is not None else ""): (k, seed)
+               for k, spec in enumerate(suite.tasks) for seed in spec.seeds}
     cells = []
     for i, c in enumerate(built, 1):
         # at the batch price where batched (the list price where no discount is published: the
         # budget's shares are dealt by it, so never below what the cell may cost)
         usd = batch_price(c.model.model, c.estimate.cost_usd, c.model.batch, upper_bound=True)
         listed = c.estimate.cost_usd
+        est = c.estimate
+        seconds = seconds_for(c.model.model, calls=est.calls, output_tokens=est.output_tokens, samples=est.samples,
+                              max_connections=c.model.max_connections, args=c.model.args,
+                              latency=(latency or {}).get(c.model.model))
+        task_index, seed = entries[c.label]
         cells.append({"name": _cell_name(i), "model": c.model.model, "label": c.label,
-                      "samples": c.estimate.samples, "estimated_usd": usd,
+                      "task_index": task_index, "seed": seed,
+                      "samples": c.estimate.samples, "estimated_usd": usd, "estimated_s": round(seconds, 3),
                       "list_usd_per_call": listed / c.estimate.calls if listed and c.estimate.calls else None})
     plan: dict[str, Any] = {
         "version": 1, "suite": str(Path(suite.path).resolve()), "suite_name": suite.name,
@@ -204,7 +230,7 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
         "cells": cells}
     (out / PLAN_FILE).write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
     (out / TASKS_FILE).write_text(_tasks_py(suite, cells), encoding="utf-8")
-    _plan_tasks.cache_clear()
+    _plan_cell.cache_clear()
     # Inspect's capture mode: resolve the tasks, write the manifest, exit (SystemExit(0))
     capture = out / CAPTURE_FILE
     capture.unlink(missing_ok=True)
@@ -222,6 +248,8 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
         if entry is None:
             raise SuiteError(f"Inspect's capture of {out / TASKS_FILE} has no task {c['name']}")
         c["identifier"] = entry["identifier"]
+        # the pruning facets: a worker skips the other cells' @task bodies (and their datasets)
+        c["registry_name"], c["args_hash"] = entry.get("registry_name"), entry["args_hash"]
         c["samples"] = int(entry["samples"]) * int(entry.get("epochs") or 1)
     ids = [c["identifier"] for c in cells]
     if len(set(ids)) != len(ids):
@@ -230,15 +258,17 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
     plan["workers"] = []
     for i, share in enumerate(_deal(cells, min(workers, len(cells))), 1):
         est = sum(c["estimated_usd"] or 0.0 for c in share)
+        seconds = sum(c["estimated_s"] for c in share)
         part = None  # no budget, or only cells whose models cost nothing (their estimate is $0)
         if plan["budget_usd"] is not None and (est > 0 or total == 0):
             part = plan["budget_usd"] * (est / total if total > 0 else len(share) / len(cells))
         selection = out / "workers" / f"worker-{i}.json"
         selection.write_text(json.dumps({"version": SELECTION_VERSION, "eval_set_id": plan["eval_set_id"],
-                                         "tasks": [{"identifier": c["identifier"]} for c in share]}, indent=2)
+                                         "tasks": [selection_task(c) for c in share]}, indent=2)
                              + "\n", encoding="utf-8")
         plan["workers"].append({"worker": i, "selection": f"workers/worker-{i}.json",
-                                "cells": [c["name"] for c in share], "estimated_usd": est, "budget_usd": part})
+                                "cells": [c["name"] for c in share], "estimated_usd": est,
+                                "estimated_s": round(seconds, 3), "budget_usd": part})
     flags = "".join(f" --{k.replace('_', '-')} {suite.eval[k]}" for k in IDENTITY_FLAGS if suite.eval.get(k))
     if suite.eval.get("model_cost_config"):
         flags += f" --model-cost-config {suite.eval['model_cost_config']}"
@@ -247,6 +277,15 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
     plan["worker_command"] = f"conflict-eval suite worker {out}/workers/worker-I.json"
     (out / PLAN_FILE).write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
     return plan
+
+
+def selection_task(cell: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A cell as an entry of an Inspect selection: its identifier and, when the capture recorded
+    them, the pruning facets."""
+    entry = {"identifier": cell["identifier"], **extra}
+    if cell.get("registry_name"):
+        entry.update(registry_name=cell["registry_name"], args_hash=cell["args_hash"])
+    return entry
 
 
 def find_plan(path: str | Path) -> Path | None:
@@ -262,4 +301,4 @@ def read_plan(path: str | Path) -> tuple[Path, dict[str, Any]]:
     found = find_plan(path)
     if found is None:
         raise SuiteError(f"no {PLAN_FILE} for {path} (make one with `conflict-eval suite plan SUITE --out DIR`)")
-    return found, json.loads(found.read_text(encoding="utf-8"))
+    return found, read_plan_file(found)

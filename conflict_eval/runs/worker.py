@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conflict_eval.runs.plan import TASKS_FILE, _cwd, _env, eval_set_options, read_plan
+from conflict_eval.runs.plan import TASKS_FILE, _cwd, _env, eval_set_options, read_plan, selection_task
 from conflict_eval.runs.spec import SuiteError, load_suite
 
 
@@ -112,15 +112,12 @@ def _watch_batches(plan_dir: Path, mine: list[dict], batch: dict[str, Any]):
     Tasks are built here first (the generated ``tasks.py`` gets the same ones, :func:`cell_task`'s
     cache), so their models are hooked before Inspect submits a batch."""
     from conflict_eval.runs.batch_stop import BatchWatch
-    from conflict_eval.runs.plan import PLAN_FILE, TASKS_FILE, _plan_tasks
+    from conflict_eval.runs.plan import PLAN_FILE, _plan_cell
 
     watch = BatchWatch()
-    if not any(c["model"] in batch for c in mine):
-        return watch
-    tasks = _plan_tasks(str((plan_dir / TASKS_FILE).resolve().parent / PLAN_FILE))
     for c in mine:
         if c["model"] in batch:
-            model = tasks[c["name"]].model
+            model = _plan_cell(str(plan_dir.resolve() / PLAN_FILE), c["name"]).model
             if model is None:
                 watch.unwatched.add(c["model"])
             else:
@@ -180,11 +177,10 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
         if any(_complete(h) for _, h in found):
             skipped.append(c["name"])
             continue
-        entry: dict[str, Any] = {"identifier": c["identifier"]}
-        if found:
-            entry["resume"] = found[-1][0].removeprefix("file://")
+        resume = found[-1][0].removeprefix("file://") if found else None
+        if resume:
             resumed.append(c["name"])
-        todo.append(entry)
+        todo.append(selection_task(c, **({"resume": resume} if resume else {})))
     budget = (worker or {}).get("budget_usd")
     stop_file = Path(log_dir) / f"worker-{(worker or {}).get('worker', sel_file.stem)}-stop.json"
     if not todo:
