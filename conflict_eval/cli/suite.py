@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from conflict_eval.cli.options import parse_pairs, print_json
+from conflict_eval.runs.lease import DEFAULT_TIMEOUT_S as DEFAULT_LEASE_TIMEOUT
 from conflict_eval.runs.spec import _MODEL_RE, ModelSpec, SuiteError, load_suite
+
+
+LEASE_HELD_EXIT = 75  # EX_TEMPFAIL: another worker runs this selection; try again later
+
+
+def _seconds(text: str) -> float:
+    import math
+
+    value = float(text)
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {text!r}")
+    return value
 
 
 def _models(args) -> list[ModelSpec] | None:
@@ -101,14 +115,16 @@ def cmd_suite_plan(args) -> int:
 
     suite = load_suite(args.suite)
     models = with_batch(_models(args) or suite.models, parse_batch_flag(args.batch))
+    from conflict_eval.runs.walltime import parse_latencies
+
     plan = make_plan(args.suite, args.out, workers=args.workers, log_dir=args.log_dir, models=models,
-                     limit=args.limit, budget=args.budget)
+                     limit=args.limit, budget=args.budget, latency=parse_latencies(args.latency))
     print(f"plan for suite {plan['suite_name']}: {len(plan['cells'])} cell(s) over {len(plan['workers'])} worker(s); "
           f"shared log folder {plan['log_dir']}")
     for w in plan["workers"]:
         budget = f", budget ${w['budget_usd']:.4f}" if w["budget_usd"] is not None else ""
-        print(f"  worker {w['worker']}: {len(w['cells'])} cell(s), estimated ${w['estimated_usd']:.4f}{budget}  "
-              f"({w['selection']})")
+        print(f"  worker {w['worker']}: {len(w['cells'])} cell(s), estimated {w['estimated_s']:.0f} s, "
+              f"${w['estimated_usd']:.4f}{budget}  ({w['selection']})")
     print(f"run a worker:        {plan['worker_command']}")
     print(f"or with Inspect:     {plan['plain_command']}")
     print(f"progress:            conflict-eval suite status {args.out}")
@@ -116,10 +132,15 @@ def cmd_suite_plan(args) -> int:
 
 
 def cmd_suite_worker(args) -> int:
+    from conflict_eval.runs.lease import LeaseHeld
     from conflict_eval.runs.status import render_status
     from conflict_eval.runs.worker import run_worker
 
-    run = run_worker(args.selection, display=args.display)
+    try:
+        run = run_worker(args.selection, display=args.display, wait=args.wait, lease_timeout=args.lease_timeout)
+    except LeaseHeld as e:
+        print(f"error: {e}", file=sys.stderr)
+        return LEASE_HELD_EXIT
     if run.skipped:
         print(f"already complete: {', '.join(run.skipped)}")
     if run.resumed:
@@ -295,11 +316,22 @@ def add_cli_commands(sub) -> None:
     p.add_argument("--log-dir", help="the shared flat log folder every worker writes (default DIR/logs)")
     p.add_argument("--budget", type=float, metavar="USD", help="suite-wide budget, split across workers by "
                    "their estimated cost (overrides budget:)")
+    p.add_argument("--latency", action="append", default=[], metavar="MODEL=SECONDS",
+                   help="measured seconds per call of a model (repeatable); cells are dealt to workers by estimated "
+                        "wall time, with a default latency where none is given (runs/walltime.py)")
     p.set_defaults(fn=cmd_suite_plan)
     w = ssub.add_parser("worker", help="run one worker of a plan into its shared log folder (Inspect's "
-                                       "INSPECT_EVAL_SET_SELECTION); re-run to resume")
+                                       "INSPECT_EVAL_SET_SELECTION); re-run to resume",
+                        epilog="Exit codes: 0 its cells complete, 1 unfinished cells or a budget stop, 2 bad input, "
+                               "75 another worker holds this selection's lease (run again later, or --wait), "
+                               "130 after Ctrl-C, 143 after SIGTERM.")
     w.add_argument("selection", help="a selection file of the plan (DIR/workers/worker-I.json)")
     w.add_argument("--display", default="plain", choices=["full", "rich", "plain", "log", "none"])
+    w.add_argument("--wait", action="store_true", help="when another worker holds this selection's lease, wait "
+                   "for it to end (default: refuse, exit 75)")
+    w.add_argument("--lease-timeout", type=_seconds, default=DEFAULT_LEASE_TIMEOUT, metavar="SECONDS",
+                   help="a lease whose heartbeat is older than this is taken over (its worker was killed); "
+                        f"default {DEFAULT_LEASE_TIMEOUT:g}")
     w.set_defaults(fn=cmd_suite_worker)
     s = ssub.add_parser("show", help="print the tasks a suite expands to")
     s.add_argument("suite")

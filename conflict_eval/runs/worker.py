@@ -12,11 +12,13 @@ fields as ``suite-stop.json``).
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from conflict_eval.runs.plan import TASKS_FILE, _cwd, _env, eval_set_options, read_plan, selection_task
+from conflict_eval.runs.lease import DEFAULT_TIMEOUT_S, Lease, LeaseHeld, holder_text
 from conflict_eval.runs.spec import SuiteError, load_suite
 
 
@@ -28,6 +30,7 @@ class WorkerRun:
     spent_usd: float | None = None
     skipped: list[str] = field(default_factory=list)  # cells already complete
     resumed: list[str] = field(default_factory=list)  # cells resumed from a log
+    lease_lost: bool = False  # another worker took the selection's lease over mid-run
 
     @property
     def exit_code(self) -> int:
@@ -146,13 +149,11 @@ def _set_aside_superseded(plan: dict[str, Any], mine: list[dict], statuses: list
             path.replace(aside / path.name)
 
 
-def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRun:
-    """Run one worker's selection into the plan's shared log folder (see the module docstring)."""
-    from inspect_ai import eval_set
-
-    from conflict_eval.runs.budget import budget_guard
-    from conflict_eval.runs.signals import SigtermAsSigint, inspect_verdict_muted
-
+def run_worker(selection_path: str | Path, *, display: str = "none", wait: bool = False,
+               lease_timeout: float = DEFAULT_TIMEOUT_S) -> WorkerRun:
+    """Run one worker's selection into the plan's shared log folder (see the module docstring), holding
+    the selection's lease (:mod:`conflict_eval.runs.lease`): with another live worker on it, raise
+    :class:`~conflict_eval.runs.lease.LeaseHeld`, or wait for it when ``wait``."""
     sel_file = Path(selection_path).resolve()
     plan_file, plan = read_plan(sel_file)
     plan_dir = plan_file.parent
@@ -165,7 +166,34 @@ def run_worker(selection_path: str | Path, *, display: str = "none") -> WorkerRu
     mine = [by_id[i] for i in wanted]
     worker = next((w for w in plan.get("workers") or [] if (plan_dir / w["selection"]).resolve() == sel_file), None)
     log_dir = plan["log_dir"]
-    Path(log_dir).mkdir(parents=True, exist_ok=True) if "://" not in log_dir else None
+    if "://" in log_dir:  # no lock or atomic rename on an object store: one worker per selection is the scheduler's
+        print(f"note: no lease on {log_dir} (object storage); start one worker per selection", file=sys.stderr)
+        return _run(sel_file, plan, plan_dir, selection, mine, worker, display)
+    Path(log_dir).mkdir(parents=True, exist_ok=True)
+    lease = Lease(Path(log_dir) / f"worker-{(worker or {}).get('worker', sel_file.stem)}.lease", str(sel_file),
+                  timeout=lease_timeout)
+    try:
+        lease.acquire(wait=wait, on_wait=lambda who: print(f"waiting for the lease: {who}", file=sys.stderr))
+    except LeaseHeld as e:
+        raise LeaseHeld(f"{sel_file}: not run: another worker runs this selection: {e}"
+                        + ("" if wait else "; give --wait to wait for it")) from None
+    if lease.took_over is not None:
+        print(f"took over a stale lease: {holder_text(lease.took_over, lease)}", file=sys.stderr)
+    with lease:
+        run = _run(sel_file, plan, plan_dir, selection, mine, worker, display)
+    run.lease_lost = lease.lost
+    return run
+
+
+def _run(sel_file: Path, plan: dict[str, Any], plan_dir: Path, selection: dict[str, Any], mine: list[dict],
+         worker: dict | None, display: str) -> WorkerRun:
+    """The worker's run once it holds the lease: skip the complete cells, resume the others."""
+    from inspect_ai import eval_set
+
+    from conflict_eval.runs.budget import budget_guard
+    from conflict_eval.runs.signals import SigtermAsSigint, inspect_verdict_muted
+
+    log_dir = plan["log_dir"]
 
     # what the shared folder already holds for these cells: skip the complete, resume the rest
     logs: dict[tuple, list[tuple[str, Any]]] = {}

@@ -1,0 +1,139 @@
+"""One worker per selection (issue 44, item 4): the lease in the shared log folder refuses a
+second worker, waits with --wait, keeps itself fresh by heartbeat, and is taken over once its
+holder is killed (SIGKILL) and its heartbeat is older than the timeout."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from conflict_eval.runs.lease import Lease, LeaseHeld
+
+SUITE = """name: leased
+models:
+  - model: scripted/x
+    args: {reply: "A</a>"}
+defaults: {limit: 2}
+tasks:
+  - task: conflict_eval/run
+    args: {method: end_to_end, dataset: demo}
+"""
+
+
+def _wait_for(predicate, timeout=30.0):
+    done = threading.Event()
+    while not done.wait(0.02):  # a condition on the file system, polled; never a fixed sleep
+        if predicate():
+            return True
+        timeout -= 0.02
+        if timeout <= 0:
+            return False
+    return True
+
+
+def test_a_second_lease_is_refused_naming_the_holder(tmp_path):
+    path = tmp_path / "worker-1.lease"
+    with Lease(path, "sel.json").acquire() as first:
+        record = json.loads(path.read_text())
+        assert record["pid"] == os.getpid() and record["host"] == socket.gethostname()
+        assert record["token"] == first.token and record["selection"] == "sel.json"
+        with pytest.raises(LeaseHeld, match=rf"process {os.getpid()} on host .*last heartbeat \d+ s ago"):
+            Lease(path, "sel.json").acquire()
+    assert not path.exists()  # given back
+    with Lease(path, "sel.json").acquire():  # free again
+        pass
+
+
+def test_the_heartbeat_keeps_a_lease_fresh_and_wait_takes_it_when_given_back(tmp_path):
+    path = tmp_path / "worker-1.lease"
+    first = Lease(path, "sel.json", heartbeat=0.05, timeout=0.5).acquire()
+    beat = json.loads(path.read_text())["heartbeat"]
+    assert _wait_for(lambda: json.loads(path.read_text())["heartbeat"] > beat)  # refreshed by its thread
+    said, got = [], []
+    second = Lease(path, "sel.json", timeout=0.5)
+    waiter = threading.Thread(target=lambda: got.append(second.acquire(wait=True, poll=0.02, on_wait=said.append)))
+    waiter.start()
+    assert _wait_for(lambda: said)  # it waits, and says for whom
+    assert f"process {os.getpid()}" in said[0] and not got
+    first.release()
+    waiter.join(timeout=30)
+    assert got and second.took_over is None and json.loads(path.read_text())["token"] == second.token
+    second.release()
+
+
+def test_a_sigkilled_holder_is_replaced_after_the_timeout(tmp_path):
+    path = tmp_path / "worker-1.lease"
+    import conflict_eval.runs.lease as lease_module
+
+    # the module alone (stdlib and filelock), not the package: the process starts in a fraction of a second
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import importlib.util, sys, threading; from pathlib import Path; "
+         f"spec = importlib.util.spec_from_file_location('lease', {lease_module.__file__!r}); "
+         "m = importlib.util.module_from_spec(spec); sys.modules['lease'] = m; spec.loader.exec_module(m); "
+         f"m.Lease(Path({str(path)!r}), 'sel.json', heartbeat=0.05).acquire(); print('held', flush=True); "
+         "threading.Event().wait()"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        new = Lease(path, "sel.json", timeout=0.3)
+        with pytest.raises(LeaseHeld, match=f"process {holder.pid} "):
+            new.acquire()  # alive and beating: refused
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=30)
+        new.acquire(wait=True, poll=0.02)  # its heartbeat ages past the timeout: taken over
+        assert new.took_over["pid"] == holder.pid
+        assert json.loads(path.read_text())["pid"] == os.getpid()
+        new.release()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_holder_whose_lease_was_taken_over_says_so(tmp_path, capsys):
+    path = tmp_path / "worker-1.lease"
+    first = Lease(path, "sel.json", heartbeat=0.02, timeout=0.2).acquire()
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({**record, "token": "someone-else", "pid": 1}))  # what a takeover leaves
+    assert _wait_for(lambda: first.lost)
+    first.release()
+    assert path.exists()  # the new holder's lease is not removed
+    assert "was taken over by process 1" in capsys.readouterr().err
+
+
+def test_an_unreadable_lease_file_is_stale_not_held(tmp_path):
+    path = tmp_path / "worker-1.lease"
+    path.write_text("{cut sho")
+    lease = Lease(path, "sel.json").acquire()
+    assert lease.took_over == {"heartbeat": 0.0, "unreadable": True}
+    lease.release()
+
+
+def test_two_workers_on_one_selection_run_each_sample_once(tmp_path, capsys):
+    """The second `suite worker` on a selection whose lease is held refuses (exit 75) and runs
+    nothing; once the holder is gone the selection runs, every sample once."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    from conflict_eval.cli import main
+    from conflict_eval.runs.plan import make_plan
+
+    (tmp_path / "leased.yaml").write_text(SUITE)
+    plan = make_plan(str(tmp_path / "leased.yaml"), tmp_path / "plan", workers=1)
+    sel = tmp_path / "plan" / plan["workers"][0]["selection"]
+    log_dir = Path(plan["log_dir"])
+    running = Lease(log_dir / "worker-1.lease", str(sel)).acquire()  # the first worker, running
+    capsys.readouterr()
+    assert main(["suite", "worker", str(sel), "--display", "none"]) == 75
+    err = capsys.readouterr().err
+    assert f"{sel}: not run: another worker runs this selection: process {os.getpid()}" in err
+    assert "give --wait" in err and not list_eval_logs(str(log_dir))
+    running.release()
+    assert main(["suite", "worker", str(sel), "--display", "none"]) == 0
+    [log] = list_eval_logs(str(log_dir))
+    samples = [(s.id, s.epoch) for s in read_eval_log(log).samples]
+    assert len(samples) == len(set(samples)) == 2
+    assert not (log_dir / "worker-1.lease").exists()
