@@ -118,7 +118,8 @@ def cmd_suite_plan(args) -> int:
     from conflict_eval.runs.walltime import parse_latencies
 
     plan = make_plan(args.suite, args.out, workers=args.workers, log_dir=args.log_dir, models=models,
-                     limit=args.limit, budget=args.budget, latency=parse_latencies(args.latency))
+                     limit=args.limit, budget=args.budget, latency=parse_latencies(args.latency),
+                     model_roles=parse_pairs(args.model_role, "--model-role"))
     print(f"plan for suite {plan['suite_name']}: {len(plan['cells'])} cell(s) over {len(plan['workers'])} worker(s); "
           f"shared log folder {plan['log_dir']}")
     for w in plan["workers"]:
@@ -127,6 +128,7 @@ def cmd_suite_plan(args) -> int:
               f"${w['estimated_usd']:.4f}{budget}  ({w['selection']})")
     print(f"run a worker:        {plan['worker_command']}")
     print(f"or with Inspect:     {plan['plain_command']}")
+    print(f"with Hawk:           hawk eval-set {Path(args.out) / 'hawk.yaml'}  (docs/many-machines.md)")
     print(f"progress:            conflict-eval suite status {args.out}")
     return 0
 
@@ -316,6 +318,9 @@ def add_cli_commands(sub) -> None:
     p.add_argument("--log-dir", help="the shared flat log folder every worker writes (default DIR/logs)")
     p.add_argument("--budget", type=float, metavar="USD", help="suite-wide budget, split across workers by "
                    "their estimated cost (overrides budget:)")
+    p.add_argument("--model-role", action="append", default=[], metavar="ROLE=MODEL",
+                   help="a model role for every cell (the judges: grader=MODEL, grader_2=MODEL, ...); written into "
+                        "the plan, the workers' eval set and hawk.yaml")
     p.add_argument("--latency", action="append", default=[], metavar="MODEL=SECONDS",
                    help="measured seconds per call of a model (repeatable); cells are dealt to workers by estimated "
                         "wall time, with a default latency where none is given (runs/walltime.py)")

@@ -11,8 +11,10 @@ runs, and removed when it ends.
   naming the holder (:class:`LeaseHeld`), or waits for it with ``wait=True``
   (``suite worker --wait``).
 * A lease whose heartbeat is older than ``timeout`` seconds is **stale**: its
-  holder was killed (SIGKILL, a lost machine) or hangs. A new worker takes it
-  over and says so; the old holder, should it wake up, finds the lease is no
+  holder was killed (SIGKILL, a lost machine) or hangs. So is, at once, a lease
+  whose holder ran on this host and whose process no longer exists (a worker
+  restarted on the machine where it was killed need not wait). A new worker
+  takes a stale lease over and says so; the old holder, should it wake up, finds the lease is no
   longer its own at its next heartbeat and warns (it does not stop by itself).
 * Every write is atomic (a temporary file in the same folder, then
   ``os.replace``), so a reader never sees half a lease; the check-and-take is
@@ -55,7 +57,7 @@ class Lease:
     path: Path
     selection: str
     timeout: float = DEFAULT_TIMEOUT_S
-    heartbeat: float = DEFAULT_HEARTBEAT_S
+    heartbeat: float | None = None  # default: DEFAULT_HEARTBEAT_S, or a third of a shorter timeout
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
     took_over: dict[str, Any] | None = None  # the stale lease this one replaced
     lost: bool = False  # another worker took the lease over while this one ran
@@ -89,8 +91,12 @@ class Lease:
         return FileLock(str(self.path) + ".lock", timeout=60)
 
     def stale(self, record: dict[str, Any], now: float | None = None) -> bool:
+        """A lease is stale when its heartbeat is older than ``timeout``, or at once when its holder
+        ran on this host and its process is gone (a SIGKILLed worker restarted on the same machine)."""
         beat = record.get("heartbeat")
-        return not isinstance(beat, (int, float)) or (now or time.time()) - beat > self.timeout
+        if not isinstance(beat, (int, float)) or (now or time.time()) - beat > self.timeout:
+            return True
+        return record.get("host") == socket.gethostname() and not _alive(record.get("pid"))
 
     # -- taking, keeping and giving back -------------------------------------
 
@@ -119,7 +125,8 @@ class Lease:
         return self
 
     def _beat(self) -> None:
-        while not self._stop.wait(self.heartbeat):
+        interval = self.heartbeat if self.heartbeat is not None else min(DEFAULT_HEARTBEAT_S, self.timeout / 3)
+        while not self._stop.wait(interval):
             with self._lock():
                 held = self.read()
                 if held is None or held.get("token") != self.token:
@@ -145,6 +152,19 @@ class Lease:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def _alive(pid: Any) -> bool:
+    """Whether a process of this host exists (one of another user counts as alive)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def holder_text(record: dict[str, Any] | None, lease: Lease) -> str:

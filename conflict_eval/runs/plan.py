@@ -149,11 +149,14 @@ def _cwd(path: Path):
         os.chdir(old)
 
 
-def eval_set_options(suite: Suite) -> dict[str, Any]:
-    """The suite's ``eval:`` options as ``eval_set`` takes them (the model cost config registered)."""
+def eval_set_options(suite: Suite, plan: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The suite's ``eval:`` options as ``eval_set`` takes them (the model cost config registered),
+    with the plan's model roles (the judges, ``suite plan --model-role``)."""
     from conflict_eval.runs.estimate import register_costs
 
     options = dict(suite.eval)
+    if plan and plan.get("model_roles"):
+        options["model_roles"] = dict(plan["model_roles"])
     if options.get("model_cost_config") is not None:
         options["model_cost_config"] = register_costs(options["model_cost_config"])
     return options
@@ -175,7 +178,8 @@ def _deal(cells: list[dict], workers: int) -> list[list[dict]]:
 
 def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: str | None = None,
               models: list[ModelSpec] | None = None, limit: int | None = None,
-              budget: float | None = None, latency: dict[str, float] | None = None) -> dict[str, Any]:
+              budget: float | None = None, latency: dict[str, float] | None = None,
+              model_roles: dict[str, str] | None = None) -> dict[str, Any]:
     """Write the plan (see the module docstring) and return ``plan.json``'s content."""
     from inspect_ai import eval_set
 
@@ -227,7 +231,7 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
         "models": [{"model": m.model, "max_connections": m.max_connections, "args": m.args, "batch": m.batch}
                    for m in specs],
         "options": {k: v for k, v in suite.eval.items()}, "budget_usd": budget if budget is not None else suite.budget,
-        "cells": cells}
+        "model_roles": dict(model_roles or {}), "cells": cells}
     (out / PLAN_FILE).write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
     (out / TASKS_FILE).write_text(_tasks_py(suite, cells), encoding="utf-8")
     _plan_cell.cache_clear()
@@ -237,7 +241,7 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
     with _cwd(out), _env("INSPECT_EVAL_SET_CAPTURE", str(capture)), _env("INSPECT_EVAL_SET_SELECTION", None):
         try:
             eval_set(TASKS_FILE, log_dir=log, eval_set_id=plan["eval_set_id"], display="none",
-                     **eval_set_options(suite))
+                     **eval_set_options(suite, plan))
         except SystemExit as exc:
             if exc.code not in (0, None):
                 raise
@@ -272,11 +276,29 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
     flags = "".join(f" --{k.replace('_', '-')} {suite.eval[k]}" for k in IDENTITY_FLAGS if suite.eval.get(k))
     if suite.eval.get("model_cost_config"):
         flags += f" --model-cost-config {suite.eval['model_cost_config']}"
+    if plan["model_roles"]:
+        flags += "".join(f" --model-role {r}={m}" for r, m in plan["model_roles"].items())
     plan["plain_command"] = (f"cd {out} && INSPECT_EVAL_SET_SELECTION=workers/worker-I.json "
                              f"inspect eval-set {TASKS_FILE} --log-dir {log}{flags}")
     plan["worker_command"] = f"conflict-eval suite worker {out}/workers/worker-I.json"
     (out / PLAN_FILE).write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
+    _write_hawk(out, plan, suite, built)
     return plan
+
+
+def _write_hawk(out: Path, plan: dict[str, Any], suite: Suite, built: list) -> None:
+    """``hawk.yaml``: the plan as a Hawk eval set (:mod:`conflict_eval.runs.hawk`)."""
+    import yaml
+
+    from conflict_eval.runs.hawk import HAWK_FILE, hawk_config
+
+    ids: dict[int, list] = {}
+    for cell, b in zip(plan["cells"], built):
+        ids.setdefault(cell["task_index"], [])
+        ids[cell["task_index"]] += [s.id for s in b.task.dataset if s.id not in ids[cell["task_index"]]]
+    text = yaml.safe_dump(hawk_config(plan, suite, ids), sort_keys=False, allow_unicode=True)
+    (out / HAWK_FILE).write_text("# Suite " + plan["suite_name"] + " as a Hawk eval set (hawk 3.7.2 EvalSetConfig; "
+                                 "written by `conflict-eval suite plan`)\n" + text, encoding="utf-8")
 
 
 def selection_task(cell: dict[str, Any], **extra: Any) -> dict[str, Any]:

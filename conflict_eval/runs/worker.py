@@ -229,7 +229,7 @@ def _run(sel_file: Path, plan: dict[str, Any], plan_dir: Path, selection: dict[s
             inspect_verdict_muted(), _cwd(plan_dir), _env("INSPECT_EVAL_SET_SELECTION", str(effective)), \
             _env("INSPECT_EVAL_SET_CAPTURE", None):
         try:
-            eval_set(TASKS_FILE, log_dir=log_dir, display=display, **eval_set_options(suite))
+            eval_set(TASKS_FILE, log_dir=log_dir, display=display, **eval_set_options(suite, plan))
         except KeyboardInterrupt:
             interrupted = "SIGINT"
     statuses = plan_statuses(plan, mine)

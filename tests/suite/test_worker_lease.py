@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -67,10 +68,12 @@ def test_the_heartbeat_keeps_a_lease_fresh_and_wait_takes_it_when_given_back(tmp
     second.release()
 
 
-def test_a_sigkilled_holder_is_replaced_after_the_timeout(tmp_path):
-    path = tmp_path / "worker-1.lease"
+def test_a_sigkilled_holder_is_replaced(tmp_path):
+    """On the holder's own host a dead process frees the lease at once; from another host (only the
+    heartbeat to go by) it is taken over once the heartbeat is older than the timeout."""
     import conflict_eval.runs.lease as lease_module
 
+    path = tmp_path / "worker-1.lease"
     # the module alone (stdlib and filelock), not the package: the process starts in a fraction of a second
     holder = subprocess.Popen(
         [sys.executable, "-c", "import importlib.util, sys, threading; from pathlib import Path; "
@@ -85,13 +88,22 @@ def test_a_sigkilled_holder_is_replaced_after_the_timeout(tmp_path):
             new.acquire()  # alive and beating: refused
         holder.send_signal(signal.SIGKILL)
         holder.wait(timeout=30)
-        new.acquire(wait=True, poll=0.02)  # its heartbeat ages past the timeout: taken over
+        record = json.loads(path.read_text())
+        new.acquire()  # same host, process gone: taken over without waiting
         assert new.took_over["pid"] == holder.pid
-        assert json.loads(path.read_text())["pid"] == os.getpid()
         new.release()
     finally:
         holder.kill()
         holder.wait()
+    # the same lease as seen from another machine: a fresh heartbeat holds, an old one is taken over
+    path.write_text(json.dumps({**record, "host": "other-host", "heartbeat": time.time()}))
+    remote = Lease(path, "sel.json", timeout=0.3)
+    with pytest.raises(LeaseHeld, match=f"process {holder.pid} on host other-host"):
+        remote.acquire()
+    remote.acquire(wait=True, poll=0.02)  # after the timeout
+    assert remote.took_over["host"] == "other-host"
+    assert json.loads(path.read_text())["pid"] == os.getpid()
+    remote.release()
 
 
 def test_a_holder_whose_lease_was_taken_over_says_so(tmp_path, capsys):
