@@ -139,12 +139,15 @@ def cmd_suite_worker(args) -> int:
     from conflict_eval.runs.worker import run_worker
 
     try:
-        run = run_worker(args.selection, display=args.display, wait=args.wait, lease_timeout=args.lease_timeout)
+        run = run_worker(args.selection, display=args.display, wait=args.wait, lease_timeout=args.lease_timeout,
+                         incomplete_action=args.incomplete_action, incomplete_max=args.incomplete_max)
     except LeaseHeld as e:
         print(f"error: {e}", file=sys.stderr)
         return LEASE_HELD_EXIT
     if run.skipped:
         print(f"already complete: {', '.join(run.skipped)}")
+    if run.closed:
+        print(f"crashed samples closed as errors: {', '.join(run.closed)}")
     if run.resumed:
         print(f"resumed from their logs: {', '.join(run.resumed)}")
     print(f"worker {args.selection}: " + ("complete" if run.success else f"INCOMPLETE ({run.stop_reason})"))
@@ -337,6 +340,12 @@ def add_cli_commands(sub) -> None:
     w.add_argument("--lease-timeout", type=_seconds, default=DEFAULT_LEASE_TIMEOUT, metavar="SECONDS",
                    help="a lease whose heartbeat is older than this is taken over (its worker was killed); "
                         f"default {DEFAULT_LEASE_TIMEOUT:g}")
+    w.add_argument("--incomplete-action", choices=["retry", "error"], default="retry",
+                   help="samples a crashed attempt left in flight: run them again (retry, Inspect's default) or "
+                        "close them as errors (Inspect's recovery, incomplete_action='error')")
+    w.add_argument("--incomplete-max", type=float, metavar="N",
+                   help="with --incomplete-action error: when more samples than this were in flight (a count, or a "
+                        "proportion of the cell's samples below 1), run them again instead")
     w.set_defaults(fn=cmd_suite_worker)
     s = ssub.add_parser("show", help="print the tasks a suite expands to")
     s.add_argument("suite")

@@ -31,6 +31,7 @@ class WorkerRun:
     skipped: list[str] = field(default_factory=list)  # cells already complete
     resumed: list[str] = field(default_factory=list)  # cells resumed from a log
     lease_lost: bool = False  # another worker took the selection's lease over mid-run
+    closed: list[str] = field(default_factory=list)  # cells whose crashed samples were closed as errors
 
     @property
     def exit_code(self) -> int:
@@ -61,7 +62,7 @@ def _complete(h) -> bool:
 
 def plan_statuses(plan: dict[str, Any], cells: list[dict] | None = None) -> list:
     """A :class:`~conflict_eval.runs.status.TaskStatus` per planned cell, from the shared folder."""
-    from conflict_eval.runs.status import TaskStatus, _counts
+    from conflict_eval.runs.status import TaskStatus, _counts, log_mtime
 
     from inspect_ai.log import list_eval_logs, read_eval_log
 
@@ -75,9 +76,10 @@ def plan_statuses(plan: dict[str, Any], cells: list[dict] | None = None) -> list
         key = (h.eval.task_registry_name or h.eval.task, h.eval.model)
         if h.eval.eval_set_id != plan["eval_set_id"] or key not in wanted:
             continue
-        done, _ = _counts(info, h)
+        done, _, errors = _counts(info, h)
         c = wanted[key]
-        st = TaskStatus(c["model"], c["label"], h.status, done, c["samples"], info.name, h.eval.task_id)
+        st = TaskStatus(c["model"], c["label"], h.status, done, c["samples"], info.name, h.eval.task_id,
+                        errors, log_mtime(info))
         rank = (st.complete, done, str(h.eval.created or ""))
         if key not in best or rank > best[key][0]:
             best[key] = (rank, st)
@@ -150,10 +152,18 @@ def _set_aside_superseded(plan: dict[str, Any], mine: list[dict], statuses: list
 
 
 def run_worker(selection_path: str | Path, *, display: str = "none", wait: bool = False,
-               lease_timeout: float = DEFAULT_TIMEOUT_S) -> WorkerRun:
+               lease_timeout: float = DEFAULT_TIMEOUT_S, incomplete_action: str = "retry",
+               incomplete_max: float | None = None) -> WorkerRun:
     """Run one worker's selection into the plan's shared log folder (see the module docstring), holding
     the selection's lease (:mod:`conflict_eval.runs.lease`): with another live worker on it, raise
-    :class:`~conflict_eval.runs.lease.LeaseHeld`, or wait for it when ``wait``."""
+    :class:`~conflict_eval.runs.lease.LeaseHeld`, or wait for it when ``wait``.
+
+    ``incomplete_action="error"`` closes the samples a crashed attempt left in flight as errors
+    (Inspect's ``recover_eval_log(incomplete_action="error", incomplete_max=...)``, which a worker in
+    selection mode leaves to its runner) before resuming; ``"retry"`` (Inspect's default) runs them again."""
+    if incomplete_action not in ("retry", "error"):
+        raise SuiteError(f"incomplete action must be 'retry' or 'error', got {incomplete_action!r}")
+    closing = {"action": incomplete_action, "max": incomplete_max}
     sel_file = Path(selection_path).resolve()
     plan_file, plan = read_plan(sel_file)
     plan_dir = plan_file.parent
@@ -168,7 +178,7 @@ def run_worker(selection_path: str | Path, *, display: str = "none", wait: bool 
     log_dir = plan["log_dir"]
     if "://" in log_dir:  # no lock or atomic rename on an object store: one worker per selection is the scheduler's
         print(f"note: no lease on {log_dir} (object storage); start one worker per selection", file=sys.stderr)
-        return _run(sel_file, plan, plan_dir, selection, mine, worker, display)
+        return _run(sel_file, plan, plan_dir, selection, mine, worker, display, closing)
     Path(log_dir).mkdir(parents=True, exist_ok=True)
     lease = Lease(Path(log_dir) / f"worker-{(worker or {}).get('worker', sel_file.stem)}.lease", str(sel_file),
                   timeout=lease_timeout)
@@ -180,13 +190,36 @@ def run_worker(selection_path: str | Path, *, display: str = "none", wait: bool 
     if lease.took_over is not None:
         print(f"took over a stale lease: {holder_text(lease.took_over, lease)}", file=sys.stderr)
     with lease:
-        run = _run(sel_file, plan, plan_dir, selection, mine, worker, display)
+        run = _run(sel_file, plan, plan_dir, selection, mine, worker, display, closing)
     run.lease_lost = lease.lost
     return run
 
 
+def _close_crashed(plan: dict[str, Any], mine: list[dict], incomplete_max: float | None) -> list[str]:
+    """Close the in-flight samples of this worker's crashed (``started``) logs as errors, with Inspect's
+    recovery; returns the cells closed. Safe only under the lease: no live worker writes these logs."""
+    from inspect_ai.log import RecoveryNotAvailable, RecoveryThresholdExceeded, recover_eval_log
+
+    names = {(c["name"], c["model"]): c["name"] for c in mine}
+    closed = []
+    for name, h in _headers(plan["log_dir"], plan["eval_set_id"]):
+        cell = names.get((h.eval.task_registry_name or h.eval.task, h.eval.model))
+        if cell is None or h.status != "started":
+            continue
+        try:
+            recover_eval_log(name.removeprefix("file://"), cleanup="finalized", incomplete_action="error",
+                             incomplete_max=incomplete_max)
+        except RecoveryNotAvailable:
+            continue
+        except RecoveryThresholdExceeded as e:  # too many in flight: resumed and run again instead
+            print(f"note: {cell}: {e}", file=sys.stderr)
+            continue
+        closed.append(cell)
+    return closed
+
+
 def _run(sel_file: Path, plan: dict[str, Any], plan_dir: Path, selection: dict[str, Any], mine: list[dict],
-         worker: dict | None, display: str) -> WorkerRun:
+         worker: dict | None, display: str, closing: dict[str, Any]) -> WorkerRun:
     """The worker's run once it holds the lease: skip the complete cells, resume the others."""
     from inspect_ai import eval_set
 
@@ -194,6 +227,7 @@ def _run(sel_file: Path, plan: dict[str, Any], plan_dir: Path, selection: dict[s
     from conflict_eval.runs.signals import SigtermAsSigint, inspect_verdict_muted
 
     log_dir = plan["log_dir"]
+    closed = _close_crashed(plan, mine, closing["max"]) if closing["action"] == "error" else []
 
     # what the shared folder already holds for these cells: skip the complete, resume the rest
     logs: dict[tuple, list[tuple[str, Any]]] = {}
@@ -214,7 +248,7 @@ def _run(sel_file: Path, plan: dict[str, Any], plan_dir: Path, selection: dict[s
     if not todo:
         if "://" not in log_dir:
             stop_file.unlink(missing_ok=True)
-        return WorkerRun(True, plan_statuses(plan, mine), None, None, skipped, resumed)
+        return WorkerRun(True, plan_statuses(plan, mine), None, None, skipped, resumed, closed=closed)
     effective = sel_file.with_name(sel_file.stem + ".run.json")
     effective.write_text(json.dumps({**selection, "tasks": todo}, indent=2) + "\n", encoding="utf-8")
 
@@ -252,4 +286,4 @@ def _run(sel_file: Path, plan: dict[str, Any], plan_dir: Path, selection: dict[s
     watch.settle(log_dir if local else None, reason in ("SIGINT", "SIGTERM"), stop if left and local else None)
     if not left and local:
         stop_file.unlink(missing_ok=True)
-    return WorkerRun(not left, statuses, reason, guard.spent, skipped, resumed)
+    return WorkerRun(not left, statuses, reason, guard.spent, skipped, resumed, closed=closed)

@@ -144,3 +144,27 @@ def test_a_measured_latency_replaces_the_default():
         with pytest.raises(SuiteError, match="bad --latency"):
             parse_latencies([bad])
     assert seconds_for("openai/x", calls=10, output_tokens=0, samples=10, max_connections=5, latency=0.5) == 1.0
+
+
+def test_a_cell_task_is_built_alone(tiny_plan, monkeypatch):
+    """tasks.py's cell_NNN() builds only its own model and task entry (so, with the selection's
+    facets pruning the other @task bodies, a worker loads only its own datasets; measured with
+    Inspect's pruning in benchmarks/results/worker_startup.md)."""
+    import conflict_eval.runs.run as run
+    from conflict_eval.runs.plan import _plan_cell
+
+    out, plan = tiny_plan
+    seen = []
+
+    class Built:
+        label, task = plan["cells"][1]["label"], object()
+
+    def record(suite, *args, models=None, **kwargs):
+        seen.append(([t.label for t in suite.tasks], [m.model for m in models]))
+        return [Built]
+
+    monkeypatch.setattr(run, "build_cells", record)
+    _plan_cell.cache_clear()
+    assert _plan_cell(str(out / "plan.json"), "cell_002") is Built.task
+    assert seen == [(["end_to_end/demo(conflict_type=temporal)"], ["conflict_eval/smollm2"])]
+    _plan_cell.cache_clear()

@@ -1,6 +1,8 @@
 """One worker per selection (issue 44, item 4): the lease in the shared log folder refuses a
 second worker, waits with --wait, keeps itself fresh by heartbeat, and is taken over once its
-holder is killed (SIGKILL) and its heartbeat is older than the timeout."""
+holder is killed (SIGKILL) and its heartbeat is older than the timeout. Two `suite worker`
+processes on one selection: tests/suite/test_many_machines.py (the second one refused, exit 75,
+while the first runs; every sample once)."""
 
 import json
 import os
@@ -10,22 +12,10 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 from conflict_eval.runs.lease import Lease, LeaseHeld
-
-SUITE = """name: leased
-models:
-  - model: scripted/x
-    args: {reply: "A</a>"}
-defaults: {limit: 2}
-tasks:
-  - task: conflict_eval/run
-    args: {method: end_to_end, dataset: demo}
-"""
-
 
 def _wait_for(predicate, timeout=30.0):
     done = threading.Event()
@@ -123,29 +113,3 @@ def test_an_unreadable_lease_file_is_stale_not_held(tmp_path):
     lease = Lease(path, "sel.json").acquire()
     assert lease.took_over == {"heartbeat": 0.0, "unreadable": True}
     lease.release()
-
-
-def test_two_workers_on_one_selection_run_each_sample_once(tmp_path, capsys):
-    """The second `suite worker` on a selection whose lease is held refuses (exit 75) and runs
-    nothing; once the holder is gone the selection runs, every sample once."""
-    from inspect_ai.log import list_eval_logs, read_eval_log
-
-    from conflict_eval.cli import main
-    from conflict_eval.runs.plan import make_plan
-
-    (tmp_path / "leased.yaml").write_text(SUITE)
-    plan = make_plan(str(tmp_path / "leased.yaml"), tmp_path / "plan", workers=1)
-    sel = tmp_path / "plan" / plan["workers"][0]["selection"]
-    log_dir = Path(plan["log_dir"])
-    running = Lease(log_dir / "worker-1.lease", str(sel)).acquire()  # the first worker, running
-    capsys.readouterr()
-    assert main(["suite", "worker", str(sel), "--display", "none"]) == 75
-    err = capsys.readouterr().err
-    assert f"{sel}: not run: another worker runs this selection: process {os.getpid()}" in err
-    assert "give --wait" in err and not list_eval_logs(str(log_dir))
-    running.release()
-    assert main(["suite", "worker", str(sel), "--display", "none"]) == 0
-    [log] = list_eval_logs(str(log_dir))
-    samples = [(s.id, s.epoch) for s in read_eval_log(log).samples]
-    assert len(samples) == len(set(samples)) == 2
-    assert not (log_dir / "worker-1.lease").exists()
