@@ -197,8 +197,13 @@ def run_worker(selection_path: str | Path, *, display: str = "none", wait: bool 
 
 def _close_crashed(plan: dict[str, Any], mine: list[dict], incomplete_max: float | None) -> list[str]:
     """Close the in-flight samples of this worker's crashed (``started``) logs as errors, with Inspect's
-    recovery; returns the cells closed. Safe only under the lease: no live worker writes these logs."""
+    recovery (safe only under the lease: no live worker writes these logs). When every sample is then
+    final, Inspect finalizes the recovered log (``success``) and the cell is done: the crashed log is
+    set aside into ``LOG_DIR/attempts/`` and the cell returned. Otherwise the cell is resumed, and
+    (Inspect's rule) its errored samples run again with the rest."""
     from inspect_ai.log import RecoveryNotAvailable, RecoveryThresholdExceeded, recover_eval_log
+
+    from conflict_eval.report.spend import ATTEMPTS
 
     names = {(c["name"], c["model"]): c["name"] for c in mine}
     closed = []
@@ -206,14 +211,22 @@ def _close_crashed(plan: dict[str, Any], mine: list[dict], incomplete_max: float
         cell = names.get((h.eval.task_registry_name or h.eval.task, h.eval.model))
         if cell is None or h.status != "started":
             continue
+        path = Path(name.removeprefix("file://"))
         try:
-            recover_eval_log(name.removeprefix("file://"), cleanup="finalized", incomplete_action="error",
-                             incomplete_max=incomplete_max)
+            recovered = recover_eval_log(str(path), cleanup="finalized", incomplete_action="error",
+                                         incomplete_max=incomplete_max)
         except RecoveryNotAvailable:
             continue
         except RecoveryThresholdExceeded as e:  # too many in flight: resumed and run again instead
             print(f"note: {cell}: {e}", file=sys.stderr)
             continue
+        if recovered.status != "success":
+            print(f"note: {cell}: samples still to run; it is resumed and its closed samples run again with them "
+                  "(Inspect's rule)", file=sys.stderr)
+            continue
+        if "://" not in plan["log_dir"]:
+            (path.parent / ATTEMPTS).mkdir(exist_ok=True)
+            path.replace(path.parent / ATTEMPTS / path.name)
         closed.append(cell)
     return closed
 
@@ -236,8 +249,9 @@ def _run(sel_file: Path, plan: dict[str, Any], plan_dir: Path, selection: dict[s
     todo, skipped, resumed = [], [], []
     for c in mine:
         found = sorted(logs.get((c["name"], c["model"]), []), key=lambda x: str(x[1].eval.created or ""))
-        if any(_complete(h) for _, h in found):
-            skipped.append(c["name"])
+        if any(_complete(h) for _, h in found) or (c["name"] in closed and any(h.status == "success"
+                                                                                  for _, h in found)):
+            skipped.append(c["name"])  # complete, or finalized with its crashed samples closed as errors
             continue
         resume = found[-1][0].removeprefix("file://") if found else None
         if resume:
