@@ -89,14 +89,18 @@ def one_run(work: Path, selection: Path, i: int) -> dict:
     return {"wall_s": round(wall, 2), "cpu_s": round((after.ru_utime - before.ru_utime)
                                                      + (after.ru_stime - before.ru_stime), 2),
             "max_rss_mib": round(after.ru_maxrss / 1024, 1),  # peak of the largest child so far (Linux: KiB)
-            "dataset_files_opened": len({f for f in files if f.endswith(".jsonl") and f.startswith(str(DATA.resolve()))}), "load_1m": round(load, 2)}
+            "dataset_files_opened": len({f for f in files if f.startswith(str(DATA.resolve()))}),
+            "load_1m": round(load, 2)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--label", default="current")
+    ap.add_argument("--render", action="store_true", help="only rewrite the .md from the .json")
     args = ap.parse_args()
+    if args.render:
+        return render(json.loads((RESULTS / "worker_startup.json").read_text()))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "startup.yaml").write_text(suite_text())
@@ -118,26 +122,35 @@ def main() -> None:
             runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
             print(runs[-1], flush=True)
         version = json.loads(selection.read_text())["version"]
-    entry = {"label": args.label, "cells": len(plan["cells"]), "datasets": len(DATASETS), "plan_s": round(plan_s, 2),
+    entry = {"label": args.label, "cells": len(plan["cells"]), "datasets": len(DATASETS),
+             "plan_s": round(plan_s, 2),
              "selection_version": version,
              "runs": runs, "median_wall_s": statistics.median(r["wall_s"] for r in runs),
              "median_max_rss_mib": statistics.median(r["max_rss_mib"] for r in runs),
+             "median_cpu_s": statistics.median(r["cpu_s"] for r in runs),
              "dataset_files_opened": sorted({r["dataset_files_opened"] for r in runs}),
              "time": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     path = RESULTS / "worker_startup.json"
     data = json.loads(path.read_text()) if path.exists() else []
     data = [d for d in data if d["label"] != args.label] + [entry]
     path.write_text(json.dumps(data, indent=2) + "\n")
+    render(data)
+
+
+def render(data: list[dict]) -> None:
     lines = ["# One worker's start-up on a 10-cell, 5-dataset plan", "",
-             "`python benchmarks/worker_startup.py --label LABEL`: whole-process wall time, peak RSS and the dataset "
-             "files opened by `suite worker` on worker 1 of a 10-worker plan (one cell each; scripted models, "
+             "`python benchmarks/worker_startup.py --label LABEL`: whole-process wall and CPU time, peak RSS and the "
+             "dataset files loaded by `suite worker` on worker 1 of a 10-worker plan (one cell each; scripted models, "
              "2 samples per cell). The machine was shared with other engineers' jobs while measuring "
              "(1-minute load average per run in the JSON): compare medians.", "",
-             "| label | runs | median wall s | median peak RSS MiB | dataset files opened | load (1 min) |",
-             "|---|---|---|---|---|---|"]
+             "| label | runs | median wall s | median CPU s | median peak RSS MiB | dataset files loaded "
+             "| load (1 min) |",
+             "|---|---|---|---|---|---|---|"]
     for d in data:
         loads = [r["load_1m"] for r in d["runs"]]
-        lines.append(f"| {d['label']} | {len(d['runs'])} | {d['median_wall_s']} | {d['median_max_rss_mib']} | "
+        cpu = d.get("median_cpu_s", statistics.median(r["cpu_s"] for r in d["runs"]))
+        lines.append(f"| {d['label']} | {len(d['runs'])} | {d['median_wall_s']} | {cpu} | "
+                     f"{d['median_max_rss_mib']} | "
                      f"{', '.join(map(str, d['dataset_files_opened']))} of {d['datasets']} | "
                      f"{min(loads)}-{max(loads)} |")
     (RESULTS / "worker_startup.md").write_text("\n".join(lines) + "\n")

@@ -115,7 +115,7 @@ def cmd_suite_plan(args) -> int:
 
     suite = load_suite(args.suite)
     models = with_batch(_models(args) or suite.models, parse_batch_flag(args.batch))
-    from conflict_eval.runs.walltime import parse_latencies
+    from conflict_eval.runs.walltime import duration_text, parse_latencies
 
     plan = make_plan(args.suite, args.out, workers=args.workers, log_dir=args.log_dir, models=models,
                      limit=args.limit, budget=args.budget, latency=parse_latencies(args.latency),
@@ -124,7 +124,7 @@ def cmd_suite_plan(args) -> int:
           f"shared log folder {plan['log_dir']}")
     for w in plan["workers"]:
         budget = f", budget ${w['budget_usd']:.4f}" if w["budget_usd"] is not None else ""
-        print(f"  worker {w['worker']}: {len(w['cells'])} cell(s), estimated {w['estimated_s']:.0f} s, "
+        print(f"  worker {w['worker']}: {len(w['cells'])} cell(s), estimated {duration_text(w['estimated_s'])}, "
               f"${w['estimated_usd']:.4f}{budget}  ({w['selection']})")
     print(f"run a worker:        {plan['worker_command']}")
     print(f"or with Inspect:     {plan['plain_command']}")

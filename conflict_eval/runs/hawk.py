@@ -53,8 +53,8 @@ def _model_item(model: dict[str, Any], shared: dict[str, Any] | None = None) -> 
     generation config every task entry gives (the model's own settings win)."""
     from conflict_eval.components.endpoint import redact
 
-    config = {**(shared or {})} | {k: v for k, v in (("max_connections", model.get("max_connections")), ("batch", model.get("batch")))
-              if v is not None}
+    own = (("max_connections", model.get("max_connections")), ("batch", model.get("batch")))
+    config = {**(shared or {})} | {k: v for k, v in own if v is not None}
     args = {k: redact(v) for k, v in (model.get("args") or {}).items() if k != "api_key"}
     if config:
         args["config"] = config
@@ -103,7 +103,8 @@ def hawk_config(plan: dict[str, Any], suite: Suite, sample_ids: dict[int, list])
         if spec.args:
             item["args"] = spec.args
         items.append(item)
-        for what, value in (("config", spec.config if shared is None else None), ("seeds", [s for s in spec.seeds if s is not None]),
+        seeds = [s for s in spec.seeds if s is not None]
+        for what, value in (("config", spec.config if shared is None else None), ("seeds", seeds),
                             ("epochs", spec.epochs)):
             if value:
                 not_exported.append({"task": spec.label, what: value})

@@ -79,3 +79,15 @@ def parse_latencies(pairs: list[str]) -> dict[str, float]:
                              "(seconds per call, a finite number >= 0)")
         out[model] = seconds
     return out
+
+
+def duration_text(seconds: float) -> str:
+    """``0.5 s``, ``42.0 s``, ``4 min 29 s``, ``2 h 05 min``.
+
+    >>> duration_text(0.5), duration_text(269), duration_text(7500)
+    ('0.5 s', '4 min 29 s', '2 h 05 min')
+    """
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes} min {secs} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"

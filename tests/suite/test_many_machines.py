@@ -224,7 +224,8 @@ def test_crashed_samples_closed_as_errors_are_counted_as_errors(tmp_path, capsys
 
     hold = tmp_path / "hold"
     hold.mkdir()
-    (tmp_path / "kept.yaml").write_text(GKP_SUITE.replace("{hold}", str(hold)).replace("hold_after: 3", "hold_after: 7"))
+    suite = GKP_SUITE.replace("{hold}", str(hold)).replace("hold_after: 3", "hold_after: 7")
+    (tmp_path / "kept.yaml").write_text(suite)
     plan = make_plan(str(tmp_path / "kept.yaml"), tmp_path / "plan", workers=1)
     sel = tmp_path / "plan" / plan["workers"][0]["selection"]
     proc = _worker(tmp_path, sel)
