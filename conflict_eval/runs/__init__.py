@@ -9,7 +9,10 @@ whether they finished.
 * :mod:`.budget` -- a suite-wide $ budget;
 * :mod:`.batch_stop` -- batches left at the provider by Ctrl-C or SIGTERM: cancelled, or listed;
 * :mod:`.cards` -- reproduction cards (``cards/*.yaml``): validation and the verdict;
-* :mod:`.reproduce` -- running a card: estimate, run, per-sample values for the paper-vs-ours table.
+* :mod:`.reproduce` -- running a card: estimate, run, per-sample values for the paper-vs-ours table;
+* :mod:`.plan`, :mod:`.worker` -- many machines on Inspect's capture and selection protocol;
+  :mod:`.lease` (one worker per selection), :mod:`.walltime` (the time figure plans are dealt by),
+  :mod:`.hawk` (the plan as a Hawk eval set, ``hawk.yaml``).
 
 The ``suite`` and ``reproduce`` commands live in :mod:`conflict_eval.cli`.
 Dependencies run one way: run -> (spec, estimate, budget, status) ->
