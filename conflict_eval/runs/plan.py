@@ -81,10 +81,12 @@ def _plan_cell(plan_path: str, name: str):
     plan = read_plan_file(plan_path)
     cell = next((c for c in plan["cells"] if c["name"] == name), None)
     suite = load_suite(plan["suite"])
-    spec = suite.tasks[cell["task_index"]] if cell and cell.get("task_index", -1) < len(suite.tasks) else None
-    gone = SuiteError(f"{plan_path}: cell {name} is no longer in suite {plan['suite']}; make the plan again")
-    if spec is None:
+    gone = SuiteError(f"{plan_path}: cell {name} is no longer in suite {plan['suite']} (or the plan was made by "
+                      "an older conflict-eval); make the plan again")
+    index = (cell or {}).get("task_index")
+    if not isinstance(index, int) or not 0 <= index < len(suite.tasks):
         raise gone
+    spec = suite.tasks[index]
     m = next(m for m in plan["models"] if m["model"] == cell["model"])
     model = ModelSpec(m["model"], m.get("max_connections"), m.get("args") or {}, m.get("batch"))
     one = dataclasses.replace(suite, tasks=[dataclasses.replace(spec, seeds=(cell.get("seed"),))])

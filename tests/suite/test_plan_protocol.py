@@ -168,3 +168,17 @@ def test_a_cell_task_is_built_alone(tiny_plan, monkeypatch):
     assert _plan_cell(str(out / "plan.json"), "cell_002") is Built.task
     assert seen == [(["end_to_end/demo(conflict_type=temporal)"], ["conflict_eval/smollm2"])]
     _plan_cell.cache_clear()
+
+
+def test_a_cell_of_an_older_or_changed_plan_is_refused_by_name(tiny_plan, tmp_path):
+    from conflict_eval.runs.plan import _plan_cell
+    from conflict_eval.runs.spec import SuiteError
+
+    out, plan = tiny_plan
+    old = {**plan, "cells": [{k: v for k, v in c.items() if k != "task_index"} for c in plan["cells"]]}
+    (tmp_path / "plan.json").write_text(json.dumps(old))
+    with pytest.raises(SuiteError, match=r"plan.json: cell cell_001 is no longer in suite .*make the plan again"):
+        _plan_cell(str(tmp_path / "plan.json"), "cell_001")
+    (tmp_path / "plan.json").write_text("{not json")
+    with pytest.raises(SuiteError, match=r"plan.json: not a plan file"):
+        _plan_cell(str(tmp_path / "plan.json"), "cell_001")
