@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conflict_eval.runs.plan import TASKS_FILE, _cwd, _env, eval_set_options, read_plan, selection_task
+from conflict_eval.runs.plan import (SELECTION_VERSION, TASKS_FILE, _cwd, _env, eval_set_options, read_plan,
+                                     selection_task)
 from conflict_eval.runs.lease import DEFAULT_TIMEOUT_S, Lease, LeaseHeld, holder_text
 from conflict_eval.runs.spec import SuiteError, load_suite
 
@@ -264,7 +265,10 @@ def _run(sel_file: Path, plan: dict[str, Any], plan_dir: Path, selection: dict[s
             stop_file.unlink(missing_ok=True)
         return WorkerRun(True, plan_statuses(plan, mine), None, None, skipped, resumed, closed=closed)
     effective = sel_file.with_name(sel_file.stem + ".run.json")
-    effective.write_text(json.dumps({**selection, "tasks": todo}, indent=2) + "\n", encoding="utf-8")
+    # at this toolkit's schema version: the facets it adds need version 5 or later (a plan made before them
+    # declared version 1)
+    effective.write_text(json.dumps({**selection, "version": SELECTION_VERSION, "tasks": todo}, indent=2) + "\n",
+                         encoding="utf-8")
 
     suite = load_suite(plan["suite"])
     batch, reserve = plan_batch_budget(plan, mine)
