@@ -44,9 +44,8 @@ def _models(args) -> list[ModelSpec] | None:
 def _estimate_rows(args, suite, models):
     """Live and batch cost per cell (:mod:`conflict_eval.runs.batch_estimate`)."""
     from conflict_eval.runs.batch_estimate import suite_rows
-    from conflict_eval.runs.run import parse_shard
 
-    return suite_rows(suite, shard=parse_shard(args.shard), models=models or suite.models, limit=args.limit,
+    return suite_rows(suite, models=models or suite.models, limit=args.limit,
                       model_cost_config=args.model_cost_config or suite.eval.get("model_cost_config"))
 
 
@@ -64,7 +63,7 @@ def cmd_suite_estimate(args) -> int:
 
 
 def cmd_suite_run(args) -> int:
-    from conflict_eval.runs.run import parse_shard, run_suite
+    from conflict_eval.runs.run import run_suite
     from conflict_eval.runs.status import error_lines, incomplete, render_status
 
     from conflict_eval.runs.batching import parse_batch_flag, with_batch
@@ -84,8 +83,8 @@ def cmd_suite_run(args) -> int:
                                "model_cost_config": args.model_cost_config, "cost_limit": args.cost_limit,
                                "token_limit": args.token_limit, "time_limit": args.time_limit,
                                "log_dir_allow_dirty": args.log_dir_allow_dirty or None}
-    _say_resume(log_dir, args.shard)
-    run = run_suite(suite, log_dir, shard=parse_shard(args.shard), models=models, limit=args.limit,
+    _say_resume(log_dir)
+    run = run_suite(suite, log_dir, models=models, limit=args.limit,
                     budget=args.budget, **options)
     left = incomplete(run.statuses)
     if run.success:
@@ -119,12 +118,14 @@ def cmd_suite_plan(args) -> int:
 
     plan = make_plan(args.suite, args.out, workers=args.workers, log_dir=args.log_dir, models=models,
                      limit=args.limit, budget=args.budget, latency=parse_latencies(args.latency),
-                     model_roles=parse_pairs(args.model_role, "--model-role"))
+                     model_roles=parse_pairs(args.model_role, "--model-role"), shards=args.shards)
     print(f"plan for suite {plan['suite_name']}: {len(plan['cells'])} cell(s) over {len(plan['workers'])} worker(s); "
           f"shared log folder {plan['log_dir']}")
     for w in plan["workers"]:
         budget = f", budget ${w['budget_usd']:.4f}" if w["budget_usd"] is not None else ""
-        print(f"  worker {w['worker']}: {len(w['cells'])} cell(s), estimated {duration_text(w['estimated_s'])}, "
+        what = f"{w['cells'][0]} shard {w['shard']} ({len(w['sample_ids'])} sample(s))" if w.get("shard") \
+            else f"{len(w['cells'])} cell(s)"
+        print(f"  worker {w['worker']}: {what}, estimated {duration_text(w['estimated_s'])}, "
               f"${w['estimated_usd']:.4f}{budget}  ({w['selection']})")
     print(f"run a worker:        {plan['worker_command']}")
     print(f"or with Inspect:     {plan['plain_command']}")
@@ -150,9 +151,24 @@ def cmd_suite_worker(args) -> int:
         print(f"crashed samples closed as errors: {', '.join(run.closed)}")
     if run.resumed:
         print(f"resumed from their logs: {', '.join(run.resumed)}")
+    for cell, why in run.merge.items():
+        print(f"{cell}: shards merged into one log" if why is None else f"{cell}: not merged yet: {why}")
     print(f"worker {args.selection}: " + ("complete" if run.success else f"INCOMPLETE ({run.stop_reason})"))
     print(render_status(run.statuses))
     return run.exit_code
+
+
+def cmd_suite_merge(args) -> int:
+    from conflict_eval.runs.plan import read_plan
+    from conflict_eval.runs.shards import merge_plan
+
+    _, plan = read_plan(args.plan)
+    merged = merge_plan(plan)
+    if not merged:
+        print(f"{args.plan}: no sharded cells (suite plan --shards K makes them)")
+    for cell, why in merged.items():
+        print(f"{cell}: merged" if why is None else f"{cell}: not merged yet: {why}")
+    return 0 if all(why is None for why in merged.values()) else 1
 
 
 def _plan_status(args, plan_file, plan) -> int:
@@ -191,15 +207,13 @@ def _plan_status(args, plan_file, plan) -> int:
     return 0 if not left else 1
 
 
-def _say_resume(log_dir: str, shard: str | None) -> None:
+def _say_resume(log_dir: str) -> None:
     """Before a re-run: the samples already done, counted as `suite status` counts them."""
-    from conflict_eval.runs.run import parse_shard, shard_log_dir
     from conflict_eval.runs.status import task_statuses
 
-    out_dir = shard_log_dir(log_dir, parse_shard(shard))
-    if not Path(out_dir).is_dir():
+    if not Path(log_dir).is_dir():
         return
-    statuses = [s for s in task_statuses(out_dir) if s.status != "not started"]
+    statuses = [s for s in task_statuses(log_dir) if s.status != "not started"]
     if statuses and not all(s.complete for s in statuses):
         done = sum(s.done for s in statuses)
         if all(s.complete or s.to_close for s in statuses):
@@ -268,7 +282,6 @@ def _model_flags(r) -> None:
     r.add_argument("-M", dest="model_arg", action="append", default=[], metavar="NAME=VALUE",
                    help="model argument for --model models")
     r.add_argument("--max-connections", type=int, help="connection limit for --model models")
-    r.add_argument("--shard", help="run shard i of n of every dataset, e.g. 1/4 (logs to LOG_DIR/shard-i-of-n)")
     r.add_argument("--limit", type=int, help="at most N samples of every task (after the suite's limits)")
     r.add_argument("--batch", nargs="?", const="true", metavar="SIZE|FILE",
                    help="send every model's calls through its provider's batch API (Inspect's GenerateConfig.batch: "
@@ -318,6 +331,9 @@ def add_cli_commands(sub) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="plan folder (tasks.py, capture.json, plan.json, "
                    "workers/worker-I.json)")
     p.add_argument("--workers", type=int, default=1, help="number of workers (default 1)")
+    p.add_argument("--shards", type=int, default=1, metavar="K",
+                   help="split every cell into K shards in Inspect's shard layout (LOG_DIR/<cell>.shards/<k>), one "
+                        "worker each; the last shard's worker merges the cell (or suite merge DIR)")
     p.add_argument("--log-dir", help="the shared flat log folder every worker writes (default DIR/logs)")
     p.add_argument("--budget", type=float, metavar="USD", help="suite-wide budget, split across workers by "
                    "their estimated cost (overrides budget:)")
@@ -347,6 +363,10 @@ def add_cli_commands(sub) -> None:
                    help="with --incomplete-action error: when more samples than this were in flight (a count, or a "
                         "proportion of the cell's samples below 1), run them again instead")
     w.set_defaults(fn=cmd_suite_worker)
+    m = ssub.add_parser("merge", help="merge the finished shards of a plan's sharded cells into one log per cell "
+                                      "(suite plan --shards; a shard's worker does it when it finishes last)")
+    m.add_argument("plan", help="the plan folder (suite plan --out DIR)")
+    m.set_defaults(fn=cmd_suite_merge)
     s = ssub.add_parser("show", help="print the tasks a suite expands to")
     s.add_argument("suite")
     s.set_defaults(fn=cmd_suite_show)

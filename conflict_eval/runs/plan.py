@@ -181,8 +181,10 @@ def _deal(cells: list[dict], workers: int) -> list[list[dict]]:
 def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: str | None = None,
               models: list[ModelSpec] | None = None, limit: int | None = None,
               budget: float | None = None, latency: dict[str, float] | None = None,
-              model_roles: dict[str, str] | None = None) -> dict[str, Any]:
-    """Write the plan (see the module docstring) and return ``plan.json``'s content."""
+              model_roles: dict[str, str] | None = None, shards: int = 1) -> dict[str, Any]:
+    """Write the plan (see the module docstring) and return ``plan.json``'s content. ``shards`` > 1
+    splits every cell into that many shards in Inspect's shard layout, one worker each
+    (:mod:`conflict_eval.runs.shards`)."""
     from inspect_ai import eval_set
 
     from conflict_eval.report.batch_prices import batch_price
@@ -191,6 +193,10 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
 
     if workers < 1:
         raise SuiteError(f"--workers must be at least 1, got {workers}")
+    if shards < 1:
+        raise SuiteError(f"--shards must be at least 1, got {shards}")
+    if shards > 1 and workers > 1:
+        raise SuiteError("give --workers or --shards, not both: with --shards every shard of every cell is one worker")
     suite = load_suite(suite_source)
     specs = models or suite.models
     if not specs:
@@ -211,7 +217,7 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
                              "(give eval: model_cost_config in the suite, Inspect's format)")
     entries = {spec.label + (f" seed={seed}" if seed is not None else ""): (k, seed)
                for k, spec in enumerate(suite.tasks) for seed in spec.seeds}
-    cells = []
+    cells, sample_ids = [], {}
     for i, c in enumerate(built, 1):
         # at the batch price where batched (the list price where no discount is published: the
         # budget's shares are dealt by it, so never below what the cell may cost)
@@ -222,6 +228,8 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
                               max_connections=c.model.max_connections, args=c.model.args,
                               latency=(latency or {}).get(c.model.model))
         task_index, seed = entries[c.label]
+        if shards > 1:
+            sample_ids[_cell_name(i)] = [sample.id for sample in c.task.dataset]
         cells.append({"name": _cell_name(i), "model": c.model.model, "label": c.label,
                       "task_index": task_index, "seed": seed,
                       "samples": c.estimate.samples, "estimated_usd": usd, "estimated_s": round(seconds, 3),
@@ -262,7 +270,9 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
         raise SuiteError(f"two cells of the plan have the same Inspect task identifier: {sorted(ids)}")
     total = sum(c["estimated_usd"] or 0.0 for c in cells)
     plan["workers"] = []
-    for i, share in enumerate(_deal(cells, min(workers, len(cells))), 1):
+    if shards > 1:
+        _shard_workers(out, plan, cells, sample_ids, shards, total)
+    for i, share in enumerate([] if shards > 1 else _deal(cells, min(workers, len(cells))), 1):
         est = sum(c["estimated_usd"] or 0.0 for c in share)
         seconds = sum(c["estimated_s"] for c in share)
         part = None  # no budget, or only cells whose models cost nothing (their estimate is $0)
@@ -286,6 +296,34 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
     (out / PLAN_FILE).write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
     _write_hawk(out, plan, suite, built)
     return plan
+
+
+def _shard_workers(out: Path, plan: dict[str, Any], cells: list[dict], sample_ids: dict[str, list],
+                   shards: int, total: float) -> None:
+    """One worker per shard of every cell: its selection names the cell with Inspect's per-worker
+    overrides, the shard's ``sample_id``s and its ``log_dir`` ``LOG/<cell>.shards/<k>``."""
+    from conflict_eval.runs.shards import shard_dir, split_ids
+
+    i = 0
+    for c in cells:
+        ids = sample_ids[c["name"]]
+        for k, part in enumerate(split_ids(ids, shards), 1):
+            i += 1
+            frac = len(part) / len(ids)
+            est = (c["estimated_usd"] or 0.0) * frac
+            part_budget = None
+            if plan["budget_usd"] is not None and (est > 0 or total == 0):
+                part_budget = plan["budget_usd"] * (est / total if total > 0 else frac / len(cells))
+            log = str(shard_dir(plan["log_dir"], c["name"], k)) if "://" not in plan["log_dir"] else \
+                f"{plan['log_dir'].rstrip('/')}/{c['name']}.shards/{k}"
+            selection = out / "workers" / f"worker-{i}.json"
+            selection.write_text(json.dumps({"version": SELECTION_VERSION, "eval_set_id": plan["eval_set_id"],
+                                             "tasks": [selection_task(c)],
+                                             "overrides": {"log_dir": log, "sample_id": part}}, indent=2)
+                                 + "\n", encoding="utf-8")
+            plan["workers"].append({"worker": i, "selection": f"workers/worker-{i}.json", "cells": [c["name"]],
+                                    "shard": k, "sample_ids": part, "log_dir": log, "estimated_usd": est,
+                                    "estimated_s": round(c["estimated_s"] * frac, 3), "budget_usd": part_budget})
 
 
 def _write_hawk(out: Path, plan: dict[str, Any], suite: Suite, built: list) -> None:

@@ -133,10 +133,12 @@ def task_statuses(log_dir: str | Path, expected: list[tuple[str, str, int]] | No
     ``expected`` (``(model, label, total samples)`` of every task a suite
     should hold) lists the tasks with no log yet as ``not started``; without
     it they come from ``eval_set``'s manifest (total unknown)."""
-    from inspect_ai.log import list_eval_logs, read_eval_log
+    from inspect_ai.log import read_eval_log
+
+    from conflict_eval.report.logs import listed_logs
 
     best: dict[tuple[str, str], tuple[tuple, TaskStatus]] = {}
-    for info in list_eval_logs(str(log_dir), recursive=True):
+    for info in listed_logs(log_dir):  # a merged cell once
         try:
             header = read_eval_log(info, header_only=True)
         except Exception:  # noqa: BLE001 -- unreadable: shown as such, never as done
