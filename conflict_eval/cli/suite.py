@@ -181,7 +181,7 @@ def _plan_status(args, plan_file, plan) -> int:
     spend = plan_spend(plan)
     stops = {}
     for w in plan.get("workers") or []:
-        p = Path(plan["log_dir"]) / f"worker-{w['worker']}-stop.json"
+        p = Path(w.get("log_dir") or plan["log_dir"]) / f"worker-{w['worker']}-stop.json"
         if p.is_file():
             stops[w["worker"]] = json.loads(p.read_text(encoding="utf-8"))
     if args.json:

@@ -85,17 +85,40 @@ def plan_statuses(plan: dict[str, Any], cells: list[dict] | None = None) -> list
         rank = (st.complete, done, str(h.eval.created or ""))
         if key not in best or rank > best[key][0]:
             best[key] = (rank, st)
-    out = [best[k][1] if k in best else TaskStatus(c["model"], c["label"], "not started", 0, c["samples"])
-           for k, c in wanted.items()]
+    out = [best[k][1] if k in best else _shards_status(plan, c) for k, c in wanted.items()]
     return sorted(out, key=lambda s: (s.model, s.label))
+
+
+def _shards_status(plan: dict[str, Any], cell: dict):
+    """A cell with no log in the shared folder: ``not started``, or, split into shards and not merged yet,
+    ``started`` with the samples its shards' newest logs hold (counted once, as the merge will)."""
+    from conflict_eval.runs.status import TaskStatus, _counts, log_mtime
+
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    done = errors = 0
+    seen, newest = False, None
+    for w in plan.get("workers") or []:
+        if w.get("shard") is None or w["cells"] != [cell["name"]] or "://" in w["log_dir"] \
+                or not Path(w["log_dir"]).is_dir():
+            continue
+        infos = list_eval_logs(w["log_dir"], recursive=False)
+        if not infos:
+            continue
+        info = max(infos, key=lambda i: i.mtime or 0.0)
+        d, _, e = _counts(info, read_eval_log(info, header_only=True))
+        done, errors, seen = done + d, errors + e, True
+        newest = max(newest or 0.0, log_mtime(info) or 0.0)
+    return TaskStatus(cell["model"], cell["label"], "started" if seen else "not started", done, cell["samples"],
+                      f"{cell['name']}.shards (not merged yet)" if seen else None, None, errors, newest)
 
 
 def plan_spend(plan: dict[str, Any]) -> dict[int, float]:
     """Dollars each worker's cells record in the shared folder (batch prices where batched)."""
     from conflict_eval.runs.budget import spent_in_logs
 
-    prices = plan_prices(plan)
-    return {w["worker"]: spent_in_logs(plan["log_dir"], prices, tasks=set(w["cells"]),
+    prices = plan_prices(plan)  # a shard's worker: what its shard's folder records
+    return {w["worker"]: spent_in_logs(w.get("log_dir") or plan["log_dir"], prices, tasks=set(w["cells"]),
                                        eval_set_id=plan["eval_set_id"]) for w in plan.get("workers") or []}
 
 

@@ -63,7 +63,8 @@ def test_two_workers_merge_into_one_cell_with_every_sample_once(split):
     [cell] = plan["cells"]
     ids = [i for w in plan["workers"] for i in w["sample_ids"]]
     assert first.success and "planned sample(s) in no finished shard" in first.merge[cell["name"]]
-    assert [s.status for s in before] == ["not started"]  # one shard done: the cell is not
+    # one shard done: the cell is running, its done samples counted from the shard
+    assert [(s.status, s.done, s.total, s.complete) for s in before] == [("started", 3, 5, False)]
     assert second.success and second.merge == {cell["name"]: None}
     log_dir = Path(plan["log_dir"])
     merged = read_eval_log(str(log_dir / f"{cell['name']}.eval"))
@@ -108,7 +109,9 @@ def test_inspects_listing_status_and_page_count_the_cell_once(split, capsys):
     from conflict_eval.cli import main
 
     assert main(["suite", "status", str(Path(log_dir).parent)]) == 0
-    assert "1 cell" not in capsys.readouterr().err
+    assert main(["suite", "merge", str(Path(log_dir).parent)]) == 0  # already merged, nothing newer: kept
+    assert f"{cell['name']}: merged" in capsys.readouterr().out
+    assert [Path(i.name).name for i in without_merged_shards(list_eval_logs(log_dir))] == [f"{cell['name']}.eval"]
     from conflict_eval.report.build import build_leaderboard
 
     board = build_leaderboard([log_dir], bootstrap=0)
