@@ -201,56 +201,40 @@ def run_worker(selection_path: str | Path, *, display: str = "none", wait: bool 
     mine = [by_id[i] for i in wanted]
     worker = next((w for w in plan.get("workers") or [] if (plan_dir / w["selection"]).resolve() == sel_file), None)
     log_dir = plan["log_dir"]
-    if (worker or {}).get("shard") is not None:
-        return _run_shard(sel_file, plan, plan_dir, selection, mine, worker, display, closing, wait, lease_timeout)
+    shard = (worker or {}).get("shard") is not None
+    run_plan, run_cells = _shard_part(plan, sel_file, mine, worker) if shard else (plan, mine)
     if "://" in log_dir:  # no lock or atomic rename on an object store: one worker per selection is the scheduler's
         print(f"note: no lease on {log_dir} (object storage); start one worker per selection", file=sys.stderr)
-        return _run(sel_file, plan, plan_dir, selection, mine, worker, display, closing)
-    Path(log_dir).mkdir(parents=True, exist_ok=True)
-    lease = Lease(Path(log_dir) / f"worker-{(worker or {}).get('worker', sel_file.stem)}.lease", str(sel_file),
-                  timeout=lease_timeout)
-    try:
-        lease.acquire(wait=wait, on_wait=lambda who: print(f"waiting for the lease: {who}", file=sys.stderr))
-    except LeaseHeld as e:
-        raise LeaseHeld(f"{sel_file}: not run: another worker runs this selection: {e}"
-                        + ("" if wait else "; give --wait to wait for it")) from None
-    if lease.took_over is not None:
-        print(f"took over a stale lease: {holder_text(lease.took_over, lease)}", file=sys.stderr)
-    with lease:
-        run = _run(sel_file, plan, plan_dir, selection, mine, worker, display, closing)
-    run.lease_lost = lease.lost
-    return run
-
-
-def _run_shard(sel_file: Path, plan: dict[str, Any], plan_dir: Path, selection: dict[str, Any], mine: list[dict],
-               worker: dict, display: str, closing: dict[str, Any], wait: bool, lease_timeout: float) -> WorkerRun:
-    """A shard of a cell (``suite plan --shards``): run as a worker whose log folder is the shard's
-    ``LOG/<cell>.shards/<k>``, then merge the cell when every shard is done
-    (:func:`conflict_eval.runs.shards.merge_plan`)."""
-    from conflict_eval.runs.shards import merge_plan
-
-    cell = mine[0]
-    planned = sum(len(w["sample_ids"]) for w in plan["workers"] if w["cells"] == worker["cells"])
-    epochs = max(1, cell["samples"] // planned) if planned else 1
-    part = {**plan, "log_dir": worker["log_dir"],
-            "workers": [{**worker, "selection": str(sel_file)}]}
-    shard_cell = {**cell, "samples": len(worker["sample_ids"]) * epochs}
-    if "://" in part["log_dir"]:
-        run = _run(sel_file, part, plan_dir, selection, [shard_cell], worker, display, closing)
+        run = _run(sel_file, run_plan, plan_dir, selection, run_cells, worker, display, closing)
     else:
-        Path(part["log_dir"]).mkdir(parents=True, exist_ok=True)
-        lease = Lease(Path(plan["log_dir"]) / f"worker-{worker['worker']}.lease", str(sel_file), timeout=lease_timeout)
+        Path(run_plan["log_dir"]).mkdir(parents=True, exist_ok=True)
+        lease = Lease(Path(log_dir) / f"worker-{(worker or {}).get('worker', sel_file.stem)}.lease", str(sel_file),
+                      timeout=lease_timeout)
         try:
             lease.acquire(wait=wait, on_wait=lambda who: print(f"waiting for the lease: {who}", file=sys.stderr))
         except LeaseHeld as e:
             raise LeaseHeld(f"{sel_file}: not run: another worker runs this selection: {e}"
                             + ("" if wait else "; give --wait to wait for it")) from None
+        if lease.took_over is not None:
+            print(f"took over a stale lease: {holder_text(lease.took_over, lease)}", file=sys.stderr)
         with lease:
-            run = _run(sel_file, part, plan_dir, selection, [shard_cell], worker, display, closing)
+            run = _run(sel_file, run_plan, plan_dir, selection, run_cells, worker, display, closing)
         run.lease_lost = lease.lost
-    if run.success:
-        run.merge = merge_plan(plan, [cell["name"]])
+    if shard and run.success:  # the last shard to finish merges its cell (suite merge does it by hand)
+        from conflict_eval.runs.shards import merge_plan
+
+        run.merge = merge_plan(plan, [mine[0]["name"]])
     return run
+
+
+def _shard_part(plan: dict[str, Any], sel_file: Path, mine: list[dict], worker: dict) -> tuple[dict, list[dict]]:
+    """A shard of a cell (``suite plan --shards``) as a plan of its own: the shard's folder
+    ``LOG/<cell>.shards/<k>`` as its log folder, the cell with the shard's sample count."""
+    cell = mine[0]
+    planned = sum(len(w["sample_ids"]) for w in plan["workers"] if w["cells"] == worker["cells"])
+    epochs = max(1, cell["samples"] // planned) if planned else 1
+    part = {**plan, "log_dir": worker["log_dir"], "workers": [{**worker, "selection": str(sel_file)}]}
+    return part, [{**cell, "samples": len(worker["sample_ids"]) * epochs}]
 
 
 def _close_crashed(plan: dict[str, Any], mine: list[dict], incomplete_max: float | None) -> list[str]:
