@@ -138,3 +138,17 @@ def test_the_old_shard_flag_is_gone(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["suite", "run", "tiny", "--shard", "1/2"])
     assert exc.value.code == 2 and "unrecognized arguments: --shard" in capsys.readouterr().err
+
+
+def test_shards_and_workers_exclude_each_other(tmp_path):
+    (tmp_path / "s.yaml").write_text(SUITE)
+    with pytest.raises(SuiteError, match="give --workers or --shards, not both"):
+        make_plan(str(tmp_path / "s.yaml"), tmp_path / "plan", workers=2, shards=2)
+
+
+def test_ids_split_into_contiguous_runs_differing_by_at_most_one():
+    from conflict_eval.runs.shards import split_ids
+
+    assert split_ids(list("abcde"), 2) == [list("abc"), list("de")]
+    assert split_ids(list("abcdefg"), 3) == [list("abc"), list("de"), list("fg")]
+    assert split_ids(list("ab"), 3) == [["a"], ["b"]]  # no empty shard
