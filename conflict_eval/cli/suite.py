@@ -325,7 +325,8 @@ def add_cli_commands(sub) -> None:
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_suite_status)
     p = ssub.add_parser("plan", help="split a suite over many machines: Inspect's capture manifest, one "
-                                     "selection per worker (docs/many-machines.md)")
+                                     "selection per worker (docs/many-machines.md)",
+                        allow_abbrev=False)  # the removed --shard is not an abbreviation of --shards
     p.add_argument("suite")
     _model_flags(p)
     p.add_argument("--out", required=True, metavar="DIR", help="plan folder (tasks.py, capture.json, plan.json, "

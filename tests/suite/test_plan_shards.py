@@ -138,6 +138,9 @@ def test_the_old_shard_flag_is_gone(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["suite", "run", "tiny", "--shard", "1/2"])
     assert exc.value.code == 2 and "unrecognized arguments: --shard" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:  # nor an abbreviation of --shards
+        main(["suite", "plan", "tiny", "--out", "unused", "--shard", "2"])
+    assert exc.value.code == 2 and "unrecognized arguments: --shard" in capsys.readouterr().err
 
 
 def test_shards_and_workers_exclude_each_other(tmp_path):
