@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from conflict_eval.cli.options import parse_pairs, positive_number, print_json
-from conflict_eval.runs.spec import ModelSpec, SuiteError, load_suite, model_problem
 from conflict_eval.records.config_files import read_json
+from conflict_eval.runs.lease import DEFAULT_TIMEOUT_S as DEFAULT_LEASE_TIMEOUT
+from conflict_eval.runs.spec import ModelSpec, SuiteError, load_suite, model_problem
+
+
+LEASE_HELD_EXIT = 75  # EX_TEMPFAIL: another worker runs this selection; try again later
+
+
+def _seconds(text: str) -> float:
+    import math
+
+    value = float(text)
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {text!r}")
+    return value
 
 
 def _models(args) -> list[ModelSpec] | None:
@@ -26,9 +40,8 @@ def _models(args) -> list[ModelSpec] | None:
 def _estimate_rows(args, suite, models):
     """Live and batch cost per cell (:mod:`conflict_eval.runs.batch_estimate`)."""
     from conflict_eval.runs.batch_estimate import suite_rows
-    from conflict_eval.runs.run import parse_shard
 
-    return suite_rows(suite, shard=parse_shard(args.shard), models=models or suite.models, limit=args.limit,
+    return suite_rows(suite, models=models or suite.models, limit=args.limit,
                       model_cost_config=args.model_cost_config or suite.eval.get("model_cost_config"))
 
 
@@ -46,7 +59,7 @@ def cmd_suite_estimate(args) -> int:
 
 
 def cmd_suite_run(args) -> int:
-    from conflict_eval.runs.run import parse_shard, run_suite
+    from conflict_eval.runs.run import run_suite
     from conflict_eval.runs.status import error_lines, incomplete, render_status
 
     from conflict_eval.runs.batching import parse_batch_flag, with_batch
@@ -66,8 +79,8 @@ def cmd_suite_run(args) -> int:
                                "model_cost_config": args.model_cost_config, "cost_limit": args.cost_limit,
                                "token_limit": args.token_limit, "time_limit": args.time_limit,
                                "log_dir_allow_dirty": args.log_dir_allow_dirty or None}
-    _say_resume(log_dir, args.shard)
-    run = run_suite(suite, log_dir, shard=parse_shard(args.shard), models=models, limit=args.limit,
+    _say_resume(log_dir)
+    run = run_suite(suite, log_dir, models=models, limit=args.limit,
                     budget=args.budget, **options)
     left = incomplete(run.statuses)
     if run.success:
@@ -97,32 +110,61 @@ def cmd_suite_plan(args) -> int:
 
     suite = load_suite(args.suite)
     models = with_batch(_models(args) or suite.models, parse_batch_flag(args.batch))
+    from conflict_eval.runs.walltime import duration_text, parse_latencies
+
     plan = make_plan(args.suite, args.out, workers=args.workers, log_dir=args.log_dir, models=models,
-                     limit=args.limit, budget=args.budget)
+                     limit=args.limit, budget=args.budget, latency=parse_latencies(args.latency),
+                     model_roles=parse_pairs(args.model_role, "--model-role"), shards=args.shards)
     print(f"plan for suite {plan['suite_name']}: {len(plan['cells'])} cell(s) over {len(plan['workers'])} worker(s); "
           f"shared log folder {plan['log_dir']}")
     for w in plan["workers"]:
         budget = f", budget ${w['budget_usd']:.4f}" if w["budget_usd"] is not None else ""
-        print(f"  worker {w['worker']}: {len(w['cells'])} cell(s), estimated ${w['estimated_usd']:.4f}{budget}  "
-              f"({w['selection']})")
+        what = f"{w['cells'][0]} shard {w['shard']} ({len(w['sample_ids'])} sample(s))" if w.get("shard") \
+            else f"{len(w['cells'])} cell(s)"
+        print(f"  worker {w['worker']}: {what}, estimated {duration_text(w['estimated_s'])}, "
+              f"${w['estimated_usd']:.4f}{budget}  ({w['selection']})")
     print(f"run a worker:        {plan['worker_command']}")
     print(f"or with Inspect:     {plan['plain_command']}")
+    print(f"with Hawk:           hawk eval-set {Path(args.out) / 'hawk.yaml'}  (docs/many-machines.md)")
     print(f"progress:            conflict-eval suite status {args.out}")
     return 0
 
 
 def cmd_suite_worker(args) -> int:
+    from conflict_eval.runs.lease import LeaseHeld
     from conflict_eval.runs.status import render_status
     from conflict_eval.runs.worker import run_worker
 
-    run = run_worker(args.selection, display=args.display)
+    try:
+        run = run_worker(args.selection, display=args.display, wait=args.wait, lease_timeout=args.lease_timeout,
+                         incomplete_action=args.incomplete_action, incomplete_max=args.incomplete_max)
+    except LeaseHeld as e:
+        print(f"error: {e}", file=sys.stderr)
+        return LEASE_HELD_EXIT
     if run.skipped:
         print(f"already complete: {', '.join(run.skipped)}")
+    if run.closed:
+        print(f"crashed samples closed as errors: {', '.join(run.closed)}")
     if run.resumed:
         print(f"resumed from their logs: {', '.join(run.resumed)}")
+    for cell, why in run.merge.items():
+        print(f"{cell}: shards merged into one log" if why is None else f"{cell}: not merged yet: {why}")
     print(f"worker {args.selection}: " + ("complete" if run.success else f"INCOMPLETE ({run.stop_reason})"))
     print(render_status(run.statuses))
     return run.exit_code
+
+
+def cmd_suite_merge(args) -> int:
+    from conflict_eval.runs.plan import read_plan
+    from conflict_eval.runs.shards import merge_plan
+
+    _, plan = read_plan(args.plan)
+    merged = merge_plan(plan)
+    if not merged:
+        print(f"{args.plan}: no sharded cells (suite plan --shards K makes them)")
+    for cell, why in merged.items():
+        print(f"{cell}: merged" if why is None else f"{cell}: not merged yet: {why}")
+    return 0 if all(why is None for why in merged.values()) else 1
 
 
 def _plan_status(args, plan_file, plan) -> int:
@@ -135,7 +177,7 @@ def _plan_status(args, plan_file, plan) -> int:
     spend = plan_spend(plan)
     stops = {}
     for w in plan.get("workers") or []:
-        p = Path(plan["log_dir"]) / f"worker-{w['worker']}-stop.json"
+        p = Path(w.get("log_dir") or plan["log_dir"]) / f"worker-{w['worker']}-stop.json"
         if p.is_file():
             stops[w["worker"]] = read_json(p)
     if args.json:
@@ -161,15 +203,13 @@ def _plan_status(args, plan_file, plan) -> int:
     return 0 if not left else 1
 
 
-def _say_resume(log_dir: str, shard: str | None) -> None:
+def _say_resume(log_dir: str) -> None:
     """Before a re-run: the samples already done, counted as `suite status` counts them."""
-    from conflict_eval.runs.run import parse_shard, shard_log_dir
     from conflict_eval.runs.status import task_statuses
 
-    out_dir = shard_log_dir(log_dir, parse_shard(shard))
-    if not Path(out_dir).is_dir():
+    if not Path(log_dir).is_dir():
         return
-    statuses = [s for s in task_statuses(out_dir) if s.status != "not started"]
+    statuses = [s for s in task_statuses(log_dir) if s.status != "not started"]
     if statuses and not all(s.complete for s in statuses):
         done = sum(s.done for s in statuses)
         if all(s.complete or s.to_close for s in statuses):
@@ -238,7 +278,6 @@ def _model_flags(r) -> None:
     r.add_argument("-M", dest="model_arg", action="append", default=[], metavar="NAME=VALUE",
                    help="model argument for --model models")
     r.add_argument("--max-connections", type=int, help="connection limit for --model models")
-    r.add_argument("--shard", help="run shard i of n of every dataset, e.g. 1/4 (logs to LOG_DIR/shard-i-of-n)")
     r.add_argument("--limit", type=int, help="at most N samples of every task (after the suite's limits)")
     r.add_argument("--batch", nargs="?", const="true", metavar="SIZE|FILE",
                    help="send every model's calls through its provider's batch API (Inspect's GenerateConfig.batch: "
@@ -282,21 +321,49 @@ def add_cli_commands(sub) -> None:
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_suite_status)
     p = ssub.add_parser("plan", help="split a suite over many machines: Inspect's capture manifest, one "
-                                     "selection per worker (docs/many-machines.md)")
+                                     "selection per worker (docs/many-machines.md)",
+                        allow_abbrev=False)  # the removed --shard is not an abbreviation of --shards
     p.add_argument("suite")
     _model_flags(p)
     p.add_argument("--out", required=True, metavar="DIR", help="plan folder (tasks.py, capture.json, plan.json, "
                    "workers/worker-I.json)")
     p.add_argument("--workers", type=int, default=1, help="number of workers (default 1)")
+    p.add_argument("--shards", type=int, default=1, metavar="K",
+                   help="split every cell into K shards in Inspect's shard layout (LOG_DIR/<cell>.shards/<k>), one "
+                        "worker each; the last shard's worker merges the cell (or suite merge DIR)")
     p.add_argument("--log-dir", help="the shared flat log folder every worker writes (default DIR/logs)")
     p.add_argument("--budget", type=positive_number, metavar="USD", help="suite-wide budget, split across workers by "
                    "their estimated cost (overrides budget:)")
+    p.add_argument("--model-role", action="append", default=[], metavar="ROLE=MODEL",
+                   help="a model role for every cell (the judges: grader=MODEL, grader_2=MODEL, ...); written into "
+                        "the plan, the workers' eval set and hawk.yaml")
+    p.add_argument("--latency", action="append", default=[], metavar="MODEL=SECONDS",
+                   help="measured seconds per call of a model (repeatable); cells are dealt to workers by estimated "
+                        "wall time, with a default latency where none is given (runs/walltime.py)")
     p.set_defaults(fn=cmd_suite_plan)
     w = ssub.add_parser("worker", help="run one worker of a plan into its shared log folder (Inspect's "
-                                       "INSPECT_EVAL_SET_SELECTION); re-run to resume")
+                                       "INSPECT_EVAL_SET_SELECTION); re-run to resume",
+                        epilog="Exit codes: 0 its cells complete, 1 unfinished cells or a budget stop, 2 bad input, "
+                               "75 another worker holds this selection's lease (run again later, or --wait), "
+                               "130 after Ctrl-C, 143 after SIGTERM.")
     w.add_argument("selection", help="a selection file of the plan (DIR/workers/worker-I.json)")
     w.add_argument("--display", default="plain", choices=["full", "rich", "plain", "log", "none"])
+    w.add_argument("--wait", action="store_true", help="when another worker holds this selection's lease, wait "
+                   "for it to end (default: refuse, exit 75)")
+    w.add_argument("--lease-timeout", type=_seconds, default=DEFAULT_LEASE_TIMEOUT, metavar="SECONDS",
+                   help="a lease whose heartbeat is older than this is taken over (its worker was killed); "
+                        f"default {DEFAULT_LEASE_TIMEOUT:g}")
+    w.add_argument("--incomplete-action", choices=["retry", "error"], default="retry",
+                   help="samples a crashed attempt left in flight: run them again (retry, Inspect's default) or "
+                        "close them as errors (Inspect's recovery, incomplete_action='error')")
+    w.add_argument("--incomplete-max", type=float, metavar="N",
+                   help="with --incomplete-action error: when more samples than this were in flight (a count, or a "
+                        "proportion of the cell's samples below 1), run them again instead")
     w.set_defaults(fn=cmd_suite_worker)
+    m = ssub.add_parser("merge", help="merge the finished shards of a plan's sharded cells into one log per cell "
+                                      "(suite plan --shards; a shard's worker does it when it finishes last)")
+    m.add_argument("plan", help="the plan folder (suite plan --out DIR)")
+    m.set_defaults(fn=cmd_suite_merge)
     s = ssub.add_parser("show", help="print the tasks a suite expands to")
     s.add_argument("suite")
     s.set_defaults(fn=cmd_suite_show)

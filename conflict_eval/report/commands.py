@@ -1,13 +1,14 @@
 """The command that re-runs a cell: one ``inspect eval`` line per log, and one per cell.
 
-A suite hands Inspect a cut-down sample list (its ``limit:``, ``--limit`` and
-``--shard``), so Inspect's log records no limit. The suite records the cut as
-task metadata ``suite.selection`` (``{"limit", "shard"}``) and Inspect records
+A suite hands Inspect a cut-down sample list (its ``limit:`` and ``--limit``),
+so Inspect's log records no limit. The suite records the cut as task metadata
+``suite.selection`` (``{"limit"}``; logs of an older conflict-eval also carry
+the ``"shard"`` of its removed ``--shard`` flag) and Inspect records
 the ids that ran (``eval.dataset.sample_ids``); the command states the same
 selection with flags Inspect itself accepts:
 
 * a limit alone -> ``--limit N`` (a suite keeps the first N samples, as Inspect does);
-* a shard (with or without a limit) -> ``--sample-id`` with the ids that ran;
+* an old ``--shard`` log (with or without a limit) -> ``--sample-id`` with the ids that ran;
 * a plain ``inspect eval`` log -> its own ``--limit``, ``--sample-id`` and
   ``--sample-shuffle``.
 

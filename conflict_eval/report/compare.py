@@ -108,14 +108,14 @@ class MetricComparison:
 
 def log_files(spec: str | Path) -> list[str]:
     """The Inspect logs of a file or directory (recursive); an error names a path without logs."""
-    from inspect_ai.log import list_eval_logs
+    from conflict_eval.report.logs import listed_logs
 
     p = Path(spec)
     if not p.exists():
         raise FileNotFoundError(f"compare: no such log file or directory: {spec}")
     if p.is_file():
         return [str(p)]
-    found = sorted(info.name for info in list_eval_logs(str(p), recursive=True))
+    found = sorted(info.name for info in listed_logs(p))
     if not found:
         raise ValueError(f"compare: no Inspect log (.eval / .json) under {spec}")
     return found

@@ -1,7 +1,9 @@
 """Reading Inspect logs for the report, through ``inspect_ai.analysis``.
 
 Log headers come from ``evals_df`` and samples from ``samples_df`` (recursively:
-shards and machines may each have their own sub-directory). Each reads one
+machines may each have their own sub-directory; the shards in ``<name>.shards/<k>/``
+that a finished merged ``<name>.eval`` covers are left out, Inspect's
+``without_merged_shards``). Each reads one
 column computed by a function from the log object and stored as one JSON
 string, so no field ever passes through pandas' NaN (a missing git commit or
 dataset name stays missing, never a float).
@@ -244,14 +246,22 @@ def _log_name(log: str, roots: list[Path]) -> str:
     return p.name
 
 
+def listed_logs(log_dir: str | Path, recursive: bool = True) -> list:
+    """``list_eval_logs`` without the shards (``<name>.shards/<k>/``) that a finished merged log
+    covers: Inspect's own listing rule, the one its viewer listing and bundles apply
+    (``without_merged_shards``, not exported by ``inspect_ai.log`` in 0.3.285)."""
+    from inspect_ai.log import list_eval_logs
+    from inspect_ai.log._file import without_merged_shards
+
+    return without_merged_shards(list_eval_logs(str(log_dir), recursive=recursive))
+
+
 def read_records(log_dirs: list[str | Path], prices=None) -> tuple[list[SampleRecord], dict[str, Any]]:
     """Every sample of every log under ``log_dirs`` (before de-duplication), priced with
     ``prices`` (a :class:`~conflict_eval.pricing.PriceTable`; ``None``: the packaged one)."""
     from conflict_eval.pricing import PriceTable
 
     from inspect_ai.analysis import SampleColumn, samples_df
-    from inspect_ai.log import list_eval_logs
-
     from conflict_eval.report.accounting import sample_cost
 
     table = PriceTable.of(prices)
@@ -259,7 +269,8 @@ def read_records(log_dirs: list[str | Path], prices=None) -> tuple[list[SampleRe
     for log_dir in log_dirs:
         if not Path(log_dir).is_dir():
             raise ValueError(f"no such log directory {log_dir}")
-        paths += [info.name for info in list_eval_logs(str(log_dir), recursive=True)]
+        # shards that a finished merged log covers are left out (Inspect's listing rule, as the viewer)
+        paths += [info.name for info in listed_logs(log_dir)]
     from .spend import is_attempt
 
     attempts = [p for p in paths if is_attempt(p)]  # superseded: counted in spend only (report.spend)

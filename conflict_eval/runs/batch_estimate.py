@@ -153,7 +153,7 @@ def render(rows: list[tuple[str, str, Any, BatchView]]) -> str:
     return "\n".join(lines)
 
 
-def suite_rows(suite, *, shard=None, models=None, limit=None, model_cost_config=None):
+def suite_rows(suite, *, models=None, limit=None, model_cost_config=None):
     """``[(model, label, Estimate, BatchView, problem)]`` for every cell of a suite. A task
     whose data cannot be loaded here (not downloaded, or it needs a ``path``) is still
     listed, with no figures and the reason, so its round trips show. ``model_cost_config``
@@ -171,7 +171,7 @@ def suite_rows(suite, *, shard=None, models=None, limit=None, model_cost_config=
     for spec in suite.tasks:
         one = replace(suite, tasks=[spec])
         try:
-            cells = build_cells(one, shard, models=specs, limit=limit, prices=prices,
+            cells = build_cells(one, models=specs, limit=limit, prices=prices,
                                 connect=False)
         except Exception as exc:  # noqa: BLE001 -- shown on the row; the rest of the suite is still estimated
             from conflict_eval.records.errors import data_needed

@@ -186,15 +186,17 @@ def spent_in_logs(log_dir: str | Path, prices: PriceTable, *, tasks: set[str] | 
     (:func:`conflict_eval.report.spend.attempts_spend`); ``tasks`` /
     ``eval_set_id`` keep only those task names / that eval set (one worker's
     share of a plan's shared folder)."""
-    from inspect_ai.log import list_eval_logs, read_eval_log
+    from inspect_ai.log import read_eval_log
 
     from conflict_eval.pricing import batched_models
+    from conflict_eval.report.logs import listed_logs
     from conflict_eval.report.spend import attempts_spend, header_spend, is_attempt
 
     total = 0.0
     kept: list[str] = []
     attempts: list[str] = []
-    for info in list_eval_logs(str(log_dir), recursive=True):
+    # shards a merged log covers are hidden (Inspect's rule): their usage is in the merged log
+    for info in listed_logs(log_dir):
         try:
             h = read_eval_log(info, header_only=True)
         except Exception:  # noqa: BLE001 -- an unreadable log records no spend we can count

@@ -1,4 +1,4 @@
-"""Running a suite: shards, Inspect tasks per model, ``eval_set``, and the verdict from the logs.
+"""Running a suite: Inspect tasks per model, ``eval_set``, and the verdict from the logs.
 
 ``eval_set`` gives retries, resumption and concurrency. What it does not give
 is a trustworthy verdict: after Ctrl-C it returns success with cancelled
@@ -16,8 +16,6 @@ logs alike: Inspect reuses the samples they finished.
 
 from __future__ import annotations
 
-import hashlib
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,29 +26,6 @@ from conflict_eval.runs.spec import ModelSpec, Suite, SuiteError, model_arg_prob
 
 # suite `eval:` keys and `suite run` flags that are Inspect per-sample limits
 LIMIT_KEYS = ("cost_limit", "token_limit", "time_limit", "working_limit", "message_limit")
-
-
-def parse_shard(text: str | None) -> tuple[int, int] | None:
-    """``"2/4"`` -> ``(2, 4)``; shards are 1-based."""
-    if text is None:
-        return None
-    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
-    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
-        raise SuiteError(f"bad --shard {text!r}: expected i/n with 1 <= i <= n, e.g. 1/4")
-    return int(m.group(1)), int(m.group(2))
-
-
-def in_shard(sample_id: Any, shard: tuple[int, int] | None) -> bool:
-    """Whether a sample belongs to ``shard`` (SHA-256 of its id modulo n)."""
-    if shard is None:
-        return True
-    i, n = shard
-    digest = hashlib.sha256(str(sample_id).encode("utf-8")).hexdigest()
-    return int(digest, 16) % n == i - 1
-
-
-def shard_log_dir(log_dir: str | Path, shard: tuple[int, int] | None) -> str:
-    return str(Path(log_dir) / f"shard-{shard[0]}-of-{shard[1]}") if shard else str(log_dir)
 
 
 def _least(*caps: int | None) -> int | None:
@@ -68,15 +43,14 @@ class Cell:
     estimate: Any  # conflict_eval.runs.estimate.Estimate
 
 
-def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: list[ModelSpec] | None = None,
+def build_cells(suite: Suite, *, models: list[ModelSpec] | None = None,
                 limit: int | None = None, prices: PriceTable | None = None,
                 connect: bool = True, cost_config_file: str | None = None) -> list[Cell]:
     """The suite's Inspect tasks, one per model, task entry and seed, each
     carrying its estimate as task metadata ``conflict_eval_estimate``
     (``{"per_sample": {...}, "total": {...}}``, each with calls,
     input_tokens, output_tokens, cost_usd). ``limit`` caps every task's
-    samples (after the suite's own limits). A task none of whose samples
-    fall in ``shard`` is left out. ``connect=False`` (for estimates) builds
+    samples (after the suite's own limits). ``connect=False`` (for estimates) builds
     no model objects, so no API key or model weights are needed. ``prices``: the
     table the estimates are priced with (``None``: the suite's cost config, parsed here)."""
     from inspect_ai import task_with
@@ -112,18 +86,15 @@ def build_cells(suite: Suite, shard: tuple[int, int] | None = None, *, models: l
                 for cap in (spec.limit, limit):
                     if cap is not None:
                         samples = samples[:cap]
-                samples = [s for s in samples if in_shard(s.id, shard)]
-                if not samples:  # this shard holds none of the task's samples
-                    continue
                 config = task.config.merge(GenerateConfig(**spec.config, **({"seed": seed} if seed is not None else {})))
                 epochs = spec.epochs if spec.epochs is not None else task.epochs
                 est = estimate_built(task, samples, m.model, prices=prices, max_tokens=config.max_tokens,
                                      epochs=epochs if isinstance(epochs, int) else None)
                 meta = {**(task.metadata or {}), "conflict_eval_estimate": est.metadata(), "suite": {
                     "suite": suite.name, "label": spec.label, "task": spec.task, "args": spec.args,
-                    "limit": spec.limit, "seed": seed, "shard": list(shard) if shard else None,
+                    "limit": spec.limit, "seed": seed,
                     # the cut as the reproduce command states it (report.commands)
-                    "selection": {"limit": _least(spec.limit, limit), "shard": list(shard) if shard else None}},
+                    "selection": {"limit": _least(spec.limit, limit)}},
                     "conflict_eval_endpoint": {m.model: endpoint},
                     "conflict_eval_source": source_info()}  # the code that ran (report.provenance)
                 if cost_file:  # repeated by the reproduce command (report.commands)
@@ -151,9 +122,9 @@ def model_config(m: ModelSpec):
     return GenerateConfig(max_connections=m.max_connections, **extra)
 
 
-def build_tasks(suite: Suite, shard: tuple[int, int] | None = None, **kwargs: Any) -> list:
+def build_tasks(suite: Suite, **kwargs: Any) -> list:
     """The Inspect ``Task`` objects of :func:`build_cells`."""
-    return [c.task for c in build_cells(suite, shard, **kwargs)]
+    return [c.task for c in build_cells(suite, **kwargs)]
 
 
 @dataclass
@@ -188,8 +159,7 @@ def cells_batch_budget(cells: list[Cell],
                           if c.estimate.cost_usd is not None and c.estimate.calls else None) for c in cells), prices)
 
 
-def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | None = None,
-              models: list[ModelSpec] | None = None, limit: int | None = None, budget: float | None = None,
+def run_suite(suite: Suite, log_dir: str | Path, *, models: list[ModelSpec] | None = None, limit: int | None = None, budget: float | None = None,
               **eval_set_options: Any) -> SuiteRun:
     """Run the suite with ``inspect_ai.eval_set`` and judge it by its logs.
 
@@ -211,8 +181,8 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
     specs = models or suite.models
     check_endpoints(specs)  # bounded: an unreachable URL fails now, not after minutes of retries
     with inspect_verdict_muted():  # building the models prints Inspect's banner once per process
-        cells = build_cells(suite, shard, models=specs, limit=limit, prices=prices, cost_config_file=cost_file)
-    out_dir = shard_log_dir(log_dir, shard)
+        cells = build_cells(suite, models=specs, limit=limit, prices=prices, cost_config_file=cost_file)
+    out_dir = str(log_dir)
     if not cells:
         return SuiteRun(True, [], [], None, out_dir)
     budget = budget if budget is not None else suite.budget
@@ -232,7 +202,7 @@ def run_suite(suite: Suite, log_dir: str | Path, *, shard: tuple[int, int] | Non
             inspect_verdict_muted():
         try:
             _, logs = eval_set([c.task for c in cells], log_dir=out_dir, model=None,
-                               metadata={"suite": suite.name, "shard": list(shard) if shard else None}, **options)
+                               metadata={"suite": suite.name}, **options)
         except KeyboardInterrupt:
             interrupted = "SIGINT"
         except Exception:  # noqa: BLE001 -- Inspect's batcher raises a refused batch creation out of eval_set

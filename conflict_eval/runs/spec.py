@@ -1,7 +1,7 @@
 """Suites: a YAML file naming tasks (with their parameters) and the models to compare.
 
     conflict-eval suite run suites/tiny.yaml                  # offline, demo data
-    conflict-eval suite run default --model openai/gpt-4o-mini --shard 1/4
+    conflict-eval suite run default --model openai/gpt-4o-mini --limit 100
 
 A suite runs through ``inspect_ai.eval_set``, so retries, resumption after a
 crash (re-run the same command with the same log directory) and concurrency
@@ -36,11 +36,8 @@ Choices (documented in suites/README.md):
 * ``seeds`` are *generation* seeds (``GenerateConfig.seed``); each seed is a
   separate Inspect task and the leaderboard pools them like epochs. A
   dataset's own shuffle seed is an ordinary task argument.
-* ``limit`` keeps the first N samples, then ``--shard i/n`` keeps the samples
-  whose id hashes to shard i (1-based, SHA-256 of the id modulo n), so the
-  shards of a run partition exactly the unsharded run, whatever machine runs
-  them. Each shard writes to ``<log_dir>/shard-i-of-n``; point the leaderboard
-  at the parent directory to merge them.
+* ``limit`` keeps the first N samples. To split one task's samples across
+  machines, ``suite plan --shards K`` (:mod:`conflict_eval.runs.shards`).
 * ``registered: paper`` expands to every task registered under
   ``conflict_eval/`` (task modules in ``tasks/`` and every task named in
   ``registry.yaml``) except the generic composer ``conflict_eval/run``, each

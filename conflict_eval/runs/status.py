@@ -23,6 +23,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+# `inspect ctl --log-dir` flags a running task whose log has not changed for 10 minutes
+# (inspect_ai 0.3.285, _QUIET_SECONDS): a crashed worker leaves its log `started`
+QUIET_SECONDS = 10 * 60
+
 
 @dataclass(frozen=True)
 class TaskStatus:
@@ -33,6 +37,19 @@ class TaskStatus:
     total: int | None
     log: str | None = None
     task_id: str | None = None
+    errors: int = 0  # samples that ended in an error (crashed samples closed as errors among them)
+    updated_at: float | None = None  # the log file's modification time (Unix seconds), as `inspect ctl` reads it
+
+    @property
+    def quiet(self) -> float | None:
+        """Seconds since a ``started`` log last changed, when that is :data:`QUIET_SECONDS` or more: its
+        worker has probably stopped (``inspect ctl --log-dir``'s rule); None otherwise."""
+        import time
+
+        if self.status != "started" or self.updated_at is None:
+            return None
+        idle = time.time() - self.updated_at
+        return idle if idle >= QUIET_SECONDS else None
 
     @property
     def complete(self) -> bool:
@@ -56,24 +73,35 @@ def _label(header) -> str:
     return canonical_task_name(header.eval.task, header.eval.task_args, header.eval.metadata)
 
 
-def _counts(info, header) -> tuple[int, int | None]:
-    """(done, total) samples of one log: done as every reader counts it
-    (:func:`conflict_eval.report.done.done_keys`); total from Inspect's results
-    when it wrote them, else the dataset size times epochs."""
-    from conflict_eval.report.done import done_keys
+def _counts(info, header) -> tuple[int, int | None, int]:
+    """(done, total, errors) samples of one log: done as every reader counts it
+    (:func:`conflict_eval.report.done.is_done`); total from Inspect's results
+    when it wrote them, else the dataset size times epochs; errors: samples
+    that ended in an error (Inspect's sample summaries, as ``inspect ctl`` counts
+    ``errored``)."""
+    from inspect_ai.log import read_eval_log_sample_summaries
+
+    from conflict_eval.report.done import is_done
 
     try:
-        done = len(done_keys(info))
+        summaries = read_eval_log_sample_summaries(info)
     except Exception:  # noqa: BLE001 -- a log cut off by a kill may hold no readable samples
-        done = 0
+        summaries = []
+    done = len({(str(s.id), s.epoch) for s in summaries if is_done(s)})
+    errors = len({(str(s.id), s.epoch) for s in summaries if s.error is not None})
     if header.results is not None and header.status != "started":
-        return done, header.results.total_samples
+        return done, header.results.total_samples, errors
     samples = header.eval.dataset.samples
     epochs = header.eval.config.epochs or 1
     limit = header.eval.config.limit
     if isinstance(limit, int) and samples is not None:
         samples = min(samples, limit)
-    return done, (samples * epochs if samples is not None else None)
+    return done, (samples * epochs if samples is not None else None), errors
+
+
+def log_mtime(info) -> float | None:
+    """A listed log's modification time in Unix seconds (Inspect's ``EvalLogInfo.mtime`` is in milliseconds)."""
+    return None if info.mtime is None else info.mtime / 1000.0
 
 
 def manifest(log_dir: str | Path) -> list[dict[str, Any]]:
@@ -105,18 +133,20 @@ def task_statuses(log_dir: str | Path, expected: list[tuple[str, str, int]] | No
     ``expected`` (``(model, label, total samples)`` of every task a suite
     should hold) lists the tasks with no log yet as ``not started``; without
     it they come from ``eval_set``'s manifest (total unknown)."""
-    from inspect_ai.log import list_eval_logs, read_eval_log
+    from inspect_ai.log import read_eval_log
+
+    from conflict_eval.report.logs import listed_logs
 
     best: dict[tuple[str, str], tuple[tuple, TaskStatus]] = {}
-    for info in list_eval_logs(str(log_dir), recursive=True):
+    for info in listed_logs(log_dir):  # a merged cell once
         try:
             header = read_eval_log(info, header_only=True)
         except Exception:  # noqa: BLE001 -- unreadable: shown as such, never as done
             best[(info.name, "?")] = ((0,), TaskStatus("?", Path(info.name).name, "unreadable", 0, None, info.name))
             continue
-        done, total = _counts(info, header)
+        done, total, errors = _counts(info, header)
         st = TaskStatus(header.eval.model, _label(header), header.status, done, total,
-                        info.name, header.eval.task_id)
+                        info.name, header.eval.task_id, errors, log_mtime(info))
         key = (header.eval.task_id, header.eval.model)
         rank = (st.complete, header.eval.created or "")
         if key not in best or rank > best[key][0]:
@@ -149,26 +179,43 @@ TO_CLOSE_NOTE = ("  to close: every sample is done, but the log was closed as ca
                  "it; a re-run reuses all its samples (no model call) and only writes the finished log")
 
 
+def _duration(seconds: float) -> str:
+    """``inspect ctl``'s short form: 12m, 1h 5m.
+
+    >>> _duration(725), _duration(3900)
+    ('12m', '1h 5m')
+    """
+    minutes = int(seconds // 60)
+    return f"{minutes // 60}h {minutes % 60}m" if minutes >= 60 else f"{minutes}m"
+
+
 def render_status(statuses: list[TaskStatus]) -> str:
-    """A plain-text table: state, done/total, model, task (unfinished tasks
-    first). State is ``done`` for a complete task, ``partial`` for a
-    ``success`` log short of its samples, ``cancelled, to close`` for a
-    cancelled log with every sample done (:attr:`TaskStatus.to_close`, told
-    under the table), else the log's status."""
+    """A plain-text table: state, done/total, errors, model, task (unfinished
+    tasks first). State is ``done`` for a complete task, ``partial`` for a
+    ``success`` log short of its samples (its errored samples in the errors
+    column), ``cancelled, to close`` for a cancelled log with every sample done
+    (:attr:`TaskStatus.to_close`, told under the table), ``running`` for a
+    ``started`` log (``inspect ctl``'s word; one quiet for 10 minutes is told
+    under the table in its words: its eval process may have stopped), else
+    the log's status."""
     if not statuses:
         return "  (no task logs)"
-    rows = [("state", "done/total", "model", "task")]
+    rows = [("state", "done/total", "errors", "model", "task")]
     for s in sorted(statuses, key=lambda s: (s.complete, s.model, s.label)):
         mark = "done" if s.complete else "partial" if s.status == "success" else \
-            "cancelled, to close" if s.to_close else s.status
-        rows.append((mark, f"{s.done}/{s.total if s.total is not None else '?'}", s.model, s.label))
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    table = "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in rows)
-    return table + ("\n" + TO_CLOSE_NOTE if any(s.to_close for s in statuses) else "")
+            "cancelled, to close" if s.to_close else "running" if s.status == "started" else s.status
+        rows.append((mark, f"{s.done}/{s.total if s.total is not None else '?'}", str(s.errors), s.model, s.label))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    table = "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4] for r in rows)
+    notes = [f"  {s.model} x {s.label}: running, but its log has not changed for {_duration(s.quiet)} -- its eval "
+             "process may have stopped (a re-run resumes it)" for s in statuses if s.quiet is not None]
+    if any(s.to_close for s in statuses):
+        notes.append(TO_CLOSE_NOTE)
+    return table + "".join("\n" + n for n in notes)
 
 
 def status_json(statuses: list[TaskStatus]) -> list[dict[str, Any]]:
-    return [{**asdict(s), "complete": s.complete, "to_close": s.to_close} for s in statuses]
+    return [{**asdict(s), "complete": s.complete, "to_close": s.to_close, "quiet_s": s.quiet} for s in statuses]
 
 
 def error_lines(statuses: list[TaskStatus]) -> list[str]:

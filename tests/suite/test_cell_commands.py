@@ -1,7 +1,7 @@
 """A cell's command reproduces the cell: the command copied from the page, run
 as it stands (``python -m inspect_ai eval ...``), gives the same n, headline
 value and results hash as the suite run it was copied from -- for a suite
-``limit:``, a ``--shard`` run and the shipped ``tiny`` suite."""
+``limit:`` and the shipped ``tiny`` suite."""
 
 import json
 import shlex
@@ -13,7 +13,6 @@ import pytest
 from conflict_eval.report import build_leaderboard
 from conflict_eval.report.commands import cell_command, reproduce_command
 from conflict_eval.runs import load_suite, run_suite
-from conflict_eval.runs.run import parse_shard
 
 LIMIT_SUITE = """
 name: lim
@@ -23,15 +22,6 @@ tasks:
     args: {method: end_to_end, dataset: demo}
     limit: 5
 """
-
-ALL_SUITE = """
-name: shard
-models: [scripted/x]
-tasks:
-  - task: conflict_eval/run
-    args: {method: end_to_end, dataset: demo, conflict_type: temporal}
-"""
-
 
 def _cells(log_dir) -> dict:
     board = build_leaderboard([log_dir], bootstrap=0)
@@ -62,12 +52,11 @@ def _check_reproduces(suite_dir, tmp_path):
     return first
 
 
-@pytest.mark.parametrize("text,shard,flag", [(LIMIT_SUITE, None, "--limit 5"), (ALL_SUITE, "1/2", "--sample-id"),
-                                             (LIMIT_SUITE, "2/2", "--sample-id")])
-def test_copied_command_gives_the_same_n_value_and_hash(tmp_path, text, shard, flag):
+@pytest.mark.parametrize("text,flag", [(LIMIT_SUITE, "--limit 5")])
+def test_copied_command_gives_the_same_n_value_and_hash(tmp_path, text, flag):
     path = tmp_path / "s.yaml"
     path.write_text(text)
-    run = run_suite(load_suite(path), tmp_path / "logs", shard=parse_shard(shard), display="none")
+    run = run_suite(load_suite(path), tmp_path / "logs", display="none")
     assert run.success
     cells = _check_reproduces(run.log_dir, tmp_path)
     (n, _, _, cell), = cells.values()
@@ -81,16 +70,6 @@ def test_suite_limit_flag_beats_the_suite_limit_and_the_smaller_wins(tmp_path):
     run = run_suite(load_suite(path), tmp_path / "logs", limit=2, display="none")
     (n, _, _, cell), = _cells(run.log_dir).values()
     assert n == 2 and cell["command"].endswith("--limit 2")
-
-
-def test_two_shards_merged_give_one_command_over_their_ids(tmp_path):
-    path = tmp_path / "s.yaml"
-    path.write_text(ALL_SUITE)
-    for s in ("1/2", "2/2"):
-        assert run_suite(load_suite(path), tmp_path / "logs", shard=parse_shard(s), display="none").success
-    (n, _, _, cell), = _cells(tmp_path / "logs").values()
-    assert len(cell["commands"]) == 2 and "--sample-id" in cell["command"]
-    _check_reproduces(tmp_path / "logs", tmp_path)
 
 
 def _header(**kw):

@@ -28,7 +28,7 @@ def test_the_table_tells_a_cancelled_log_with_every_sample_done_apart():
     lines = {line.split()[-1]: line for line in table.splitlines() if line.startswith("  ") and " m " in line}
     assert lines["to-close"].split()[:4] == ["cancelled,", "to", "close", "20/20"]
     assert lines["cut"].split()[:2] == ["cancelled", "7/20"]  # samples left: resumed, not just closed
-    assert lines["running"].split()[:2] == ["started", "20/20"]  # its run may still be closing it
+    assert lines["running"].split()[:2] == ["running", "20/20"]  # its run may still be closing it (Inspect's word)
     assert lines["ok"].split()[:2] == ["done", "20/20"]
     assert "a re-run reuses all its samples (no model call) and only writes the finished log" in table
     assert "to close" not in render_status(rows[1:])

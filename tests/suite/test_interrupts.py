@@ -197,7 +197,7 @@ def test_kill_leaves_started_logs_that_status_reports_and_a_rerun_resumes(tmp_pa
     assert res.returncode == -signal.SIGKILL
     assert main(["suite", "status", str(log_dir)]) == 1
     out = capsys.readouterr().out
-    assert "INCOMPLETE" in out and "started" in out and "complete" not in out
+    assert "INCOMPLETE" in out and "running" in out and "complete" not in out  # a `started` log, in inspect ctl's word
     _assert_resumes(capsys, tmp_path, suite, log_dir)
 
 

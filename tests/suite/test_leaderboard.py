@@ -1,5 +1,5 @@
 """Leaderboard aggregation on logs from scripted suite runs: golden values by
-hand, a crashed-and-resumed run, two shards, duplicate logs, prices, HTML."""
+hand, a crashed-and-resumed run, duplicate logs, prices, HTML."""
 
 import math
 import os
@@ -126,17 +126,6 @@ def test_crashed_and_resumed_run_counts_each_sample_once(tmp_path):
     _check_golden(board["rows"])
     assert all(r.complete for r in board["rows"])
     assert board["stats"]["duplicates_dropped"] >= 4 + demo_row.n + 1  # copies of every sample
-
-
-def test_two_shards_merge_to_the_unsharded_table(tmp_path):
-    suite = _suite(tmp_path)
-    for k in (1, 2):
-        ok, _ = run_suite(suite, tmp_path / "logs", shard=(k, 2), display="none")
-        assert ok
-    assert {p.name for p in (tmp_path / "logs").iterdir() if p.is_dir()} == {"shard-1-of-2", "shard-2-of-2"}
-    board = build_leaderboard([tmp_path / "logs"], PRICES)
-    assert board["stats"]["duplicates_dropped"] == 0
-    _check_golden(board["rows"])
 
 
 def test_duplicate_log_copies(plain_logs, tmp_path):

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -42,6 +43,15 @@ def _worker(tmp_path, selection) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+def _wait_until(predicate, timeout=300.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        threading.Event().wait(0.05)  # polling a file the worker writes; no fixed wait for an outcome
+    return False
+
+
 def _logs_of(log_dir: Path, cell: str) -> list:
     return [i for i in list_eval_logs(str(log_dir)) if f"_{cell.replace('_', '-')}_" in Path(i.name).name]
 
@@ -63,6 +73,18 @@ def test_three_workers_one_killed_and_restarted(tmp_path, capsys):
                        if next(x for x in plan["cells"] if x["name"] == c)["model"] == "scripted/slow")
 
     procs = {i: _worker(tmp_path, s) for i, s in sel.items()}
+    from conflict_eval.cli import main
+
+    # a second worker on worker 2's selection while worker 2 runs (a scheduler's retry, two terminals):
+    # refused at once, naming the holder, before it reads or writes any log (in this process: cheap)
+    lease_2 = log_dir / "worker-2.lease"
+    # (every worker has a slow cell, held until hold/release: worker 2 cannot end before that)
+    assert _wait_until(lambda: lease_2.exists() or procs[2].poll() is not None)
+    assert procs[2].poll() is None, procs[2].communicate()[0]
+    capsys.readouterr()
+    assert main(["suite", "worker", str(sel[2]), "--display", "none"]) == 75
+    err = capsys.readouterr().err
+    assert f"not run: another worker runs this selection: process {procs[2].pid} on host" in err
     # kill worker 1 once it is inside its slow cell: that cell's log has started and the slow
     # model is holding a reply (it cannot finish the cell until hold/release exists), so the
     # kill is mid-way by construction; the wait is for those events, never a fixed sleep
@@ -89,13 +111,12 @@ def test_three_workers_one_killed_and_restarted(tmp_path, capsys):
     out = restarted.communicate(timeout=600)[0]
     assert restarted.returncode == 0, out
     assert f"resumed from their logs: {victim_cell}" in out
+    assert "took over a stale lease: process" in out  # the killed worker's lease: its process is gone
     for i in (2, 3):
         o = procs[i].communicate(timeout=600)[0]
         assert procs[i].returncode == 0, o
 
     # `suite status` reads the folder only: in this process (the workers' boundary is what is tested above)
-    from conflict_eval.cli import main
-
     capsys.readouterr()
     code = main(["suite", "status", str(tmp_path / "plan")])
     out, err = capsys.readouterr()
@@ -200,3 +221,38 @@ def test_a_killed_attempt_is_set_aside_and_its_calls_count(tmp_path):
     (tmp_path / "costs.yaml").write_text(
         "scripted/slow: {input: 1.0, output: 0.0, input_cache_write: 1.0, input_cache_read: 1.0}\n")
     assert spent_in_logs(log_dir, PriceTable.load(tmp_path / "costs.yaml")) == pytest.approx(tokens / 1e6)
+
+
+@pytest.mark.slow
+def test_crashed_samples_closed_as_errors_are_counted_as_errors(tmp_path, capsys):
+    """`suite worker --incomplete-action error`: the last sample, which a SIGKILL left in flight (its
+    first call answered, its second held), is closed as an error by Inspect's recovery; with every
+    sample then final the log is finalized and nothing runs again (Inspect's rule: with samples still
+    to run, the resume would run the errored one too). `suite status` counts it under errors."""
+    from conflict_eval.cli import main
+    from conflict_eval.runs.worker import run_worker
+
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    # two samples of two calls each: the first sample's calls and the second's first are answered
+    suite = GKP_SUITE.replace("{hold}", str(hold)).replace("limit: 4", "limit: 2")
+    (tmp_path / "kept.yaml").write_text(suite)
+    plan = make_plan(str(tmp_path / "kept.yaml"), tmp_path / "plan", workers=1)
+    sel = tmp_path / "plan" / plan["workers"][0]["selection"]
+    proc = _worker(tmp_path, sel)
+    assert _wait_until(lambda: (hold / "held").exists() or proc.poll() is not None)
+    assert (hold / "held").exists(), proc.communicate()[0]
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    (hold / "release").touch()
+    run = run_worker(sel, incomplete_action="error")
+    assert run.closed == [plan["cells"][0]["name"]]
+    [status] = run.statuses
+    assert status.errors == 1 and status.done == 1 and status.total == 2
+    [final] = list_eval_logs(str(plan["log_dir"]), recursive=False)
+    errors = [s.error.message for s in read_eval_log(final).samples if s.error]
+    assert len(errors) == 1 and "in progress when the eval process was terminated" in errors[0]
+    capsys.readouterr()
+    assert main(["suite", "status", str(tmp_path / "plan")]) == 1  # not complete: one sample is an error
+    out = capsys.readouterr().out
+    assert "partial  1/2         1       scripted/slow" in out

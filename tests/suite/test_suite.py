@@ -1,5 +1,5 @@
 """Suite files: parsing errors name the line; the default suite covers every
-registered paper task; runs go through eval-set (resume, shards)."""
+registered paper task; runs go through eval-set (resume)."""
 
 from dataclasses import replace
 
@@ -12,10 +12,8 @@ from conflict_eval.runs import (
     GENERIC_TASK,
     ModelSpec,
     SuiteError,
-    in_shard,
     load_suite,
     paper_tasks,
-    parse_shard,
     registered_tasks,
     run_suite,
 )
@@ -153,17 +151,6 @@ def test_new_task_joins_default_suite_without_code_changes(tmp_path, monkeypatch
     assert "conflict_eval/zz_new_paper_task" in {t.task for t in load_suite("default").tasks}
 
 
-def test_shards_partition_ids():
-    assert parse_shard("2/3") == (2, 3)
-    for bad in ("0/2", "3/2", "1-2", "x"):
-        with pytest.raises(SuiteError, match="bad --shard"):
-            parse_shard(bad)
-    ids = [f"q{i}" for i in range(200)]
-    shards = [{i for i in ids if in_shard(i, (k, 3))} for k in (1, 2, 3)]
-    assert sum(len(s) for s in shards) == 200 and set().union(*shards) == set(ids)
-    assert all(40 < len(s) < 95 for s in shards)  # roughly balanced
-
-
 def _samples(log_dir):
     out = {}
     for info in list_eval_logs(str(log_dir), recursive=True):
@@ -172,7 +159,7 @@ def _samples(log_dir):
     return out
 
 
-def test_run_resume_and_shards(tmp_path, tiny_suite_text):
+def test_run_and_resume(tmp_path, tiny_suite_text):
     suite = load_suite("tiny")
     models = [ModelSpec("scripted/x", 2, {"reply": "B</a>"})]
     ok, logs = run_suite(suite, tmp_path / "full", models=models, display="none")
@@ -185,14 +172,6 @@ def test_run_resume_and_shards(tmp_path, tiny_suite_text):
     before = sorted(p.name for p in (tmp_path / "full").glob("*.eval"))
     ok, _ = run_suite(suite, tmp_path / "full", models=models, display="none")
     assert ok and sorted(p.name for p in (tmp_path / "full").glob("*.eval")) == before
-    # two shards partition each task's samples
-    for k in (1, 2):
-        ok, _ = run_suite(suite, tmp_path / "sharded", shard=(k, 2), models=models, display="none")
-        assert ok
-    s1, s2 = _samples(tmp_path / "sharded" / "shard-1-of-2"), _samples(tmp_path / "sharded" / "shard-2-of-2")
-    for label, ids in _samples(tmp_path / "full").items():
-        a, b = set(s1.get(label, [])), set(s2.get(label, []))
-        assert not a & b and a | b == set(ids)
 
 
 def test_seeds_become_separate_runs(tmp_path):
