@@ -213,7 +213,7 @@ async def test_seeded_sampling_is_reproducible_and_model_arg_seed_is_used(smollm
     replies = []
     for _ in range(2):  # -M seed= sets llama.cpp's default seed: a new pool replays it
         monkeypatch.setattr(local_model, "_POOLS", {})
-        model = get_model("conflict_eval/smollm2", memoize=False, seed=11, instances=1, n_ctx=512)
+        model = get_model("conflict_eval/smollm2", memoize=False, seed=11, instances=1, threads=1, n_ctx=512)
         replies.append((await model.generate(QUESTION, config=unseeded)).completion)
     assert replies[0] == replies[1]
 
@@ -239,7 +239,7 @@ async def test_tool_messages_are_rejected(smollm2):
 async def test_any_local_gguf_by_path(gguf, tmp_path, no_network):
     copy = tmp_path / "other.gguf"
     shutil.copy(gguf, copy)
-    model = get_model(f"conflict_eval/{copy}", memoize=False, instances=1)
+    model = get_model(f"conflict_eval/{copy}", memoize=False, instances=1, threads=1)
     assert model.api.path == copy.resolve()
     out = await model.generate(QUESTION, config=GenerateConfig(max_tokens=4))
     assert out.usage is not None and out.usage.output_tokens > 0
@@ -292,8 +292,8 @@ async def test_concurrent_generation_matches_sequential():
 
 @pytest.mark.slow
 async def test_prefix_cache_reuses_the_previous_turn():
-    on = get_model("conflict_eval/smollm2", memoize=False, instances=1, prefix_cache=True)
-    off = get_model("conflict_eval/smollm2", memoize=False, instances=1, prefix_cache=False)
+    on = get_model("conflict_eval/smollm2", memoize=False, instances=1, threads=1, prefix_cache=True)
+    off = get_model("conflict_eval/smollm2", memoize=False, instances=1, threads=1, prefix_cache=False)
     config = GenerateConfig(max_tokens=16)
     replies = {}
     for name, model in (("on", on), ("off", off)):
