@@ -525,6 +525,7 @@ class LlamaCppModelAPI(ModelAPI):
         body = request_body(messages, config, max_tokens, pool.prefix_cache)
         conversation = _conversation_text(messages)
         server = pool.acquire(conversation, config.max_connections)
+        reply = ""
         try:
             response = server.handle_chat_completions(body)
             reply = response["choices"][0]["message"]["content"] if "choices" in response else ""
