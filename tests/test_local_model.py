@@ -222,13 +222,13 @@ async def test_context_window_is_never_truncated(no_network, caplog):
     model = get_model("conflict_eval/smollm2", memoize=False, n_ctx=256, instances=1, threads=1)
     with pytest.raises(local_model.ContextWindowExceededError, match="331 tokens .* 256-token context window"):
         await model.generate("word " * 300, config=GenerateConfig(max_tokens=4))
-    # 231 prompt tokens leave 25 positions: the reply runs into the end of the window (end of text suppressed)
+    # 251 prompt tokens leave 5 positions: the reply runs into the end of the window (end of text suppressed)
     config = GenerateConfig(max_tokens=100, logit_bias={0: -100.0, 2: -100.0})
     with caplog.at_level("WARNING"):
-        out = await model.generate("word " * 200, config=config)
-    assert out.usage is not None and (out.usage.input_tokens, out.usage.output_tokens) == (231, 25)
+        out = await model.generate("word " * 220, config=config)
+    assert out.usage is not None and (out.usage.input_tokens, out.usage.output_tokens) == (251, 5)
     assert out.stop_reason == "model_length"
-    assert "only 25 of max_tokens=100 fit in the 256-token context window" in caplog.text
+    assert "only 5 of max_tokens=100 fit in the 256-token context window" in caplog.text
 
 
 async def test_tool_messages_are_rejected(smollm2):
@@ -238,7 +238,10 @@ async def test_tool_messages_are_rejected(smollm2):
 
 async def test_any_local_gguf_by_path(gguf, tmp_path, no_network):
     copy = tmp_path / "other.gguf"
-    shutil.copy(gguf, copy)
+    try:
+        os.link(gguf, copy)  # another name for the same file (no 98 MB copy)
+    except OSError:
+        shutil.copy(gguf, copy)
     model = get_model(f"conflict_eval/{copy}", memoize=False, instances=1, threads=1)
     assert model.api.path == copy.resolve()
     out = await model.generate(QUESTION, config=GenerateConfig(max_tokens=4))
@@ -248,7 +251,8 @@ async def test_any_local_gguf_by_path(gguf, tmp_path, no_network):
 @pytest.mark.slow
 async def test_greedy_replies_are_the_same_one_at_a_time_and_four_at_once():
     """An eval at max_connections 1 (one server on every core) and at 4 (a pool of one-thread
-    servers, requests decoded at the same time) writes the same greedy replies, run after run."""
+    servers, requests decoded at the same time) writes the same greedy replies (run after run:
+    test_greedy_is_deterministic)."""
     import anyio
 
     model = get_model("conflict_eval/smollm2", memoize=False, instances=2)
@@ -258,36 +262,16 @@ async def test_greedy_replies_are_the_same_one_at_a_time_and_four_at_once():
            for p in prompts]
     if local_model._cores() > 1:
         assert model.api.pool.solo is not None  # the one-at-a-time requests went to the every-core server
-    for _ in range(2):
-        four: dict[int, str] = {}
-
-        async def run(i: int, p: str) -> None:
-            config = GenerateConfig(max_tokens=12, max_connections=4)
-            four[i] = (await model.generate(p, config=config)).completion
-
-        async with anyio.create_task_group() as tg:
-            for i, p in enumerate(prompts):
-                tg.start_soon(run, i, p)
-        assert [four[i] for i in range(len(prompts))] == one
-
-
-@pytest.mark.slow
-async def test_concurrent_generation_matches_sequential():
-    import anyio
-
-    model = get_model("conflict_eval/smollm2", memoize=False, instances=2, threads=1)
-    prompts = [QUESTION, "Name a primary colour.", "What is 2 + 2?", "Who wrote Hamlet?"]
-    config = GenerateConfig(max_tokens=12)
-    sequential = [(await model.generate(p, config=config)).completion for p in prompts]
-    concurrent: dict[int, str] = {}
+    four: dict[int, str] = {}
 
     async def run(i: int, p: str) -> None:
-        concurrent[i] = (await model.generate(p, config=config)).completion
+        config = GenerateConfig(max_tokens=12, max_connections=4)
+        four[i] = (await model.generate(p, config=config)).completion
 
     async with anyio.create_task_group() as tg:
         for i, p in enumerate(prompts):
             tg.start_soon(run, i, p)
-    assert [concurrent[i] for i in range(len(prompts))] == sequential
+    assert [four[i] for i in range(len(prompts))] == one
 
 
 @pytest.mark.slow
