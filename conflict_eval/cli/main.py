@@ -7,6 +7,7 @@ on from its module, and :func:`main` (errors, exit codes, ``--debug``).
     conflict-eval score --metric token_f1 preds.jsonl
     conflict-eval reproduce list             # reproduction cards: a paper's number beside ours
     conflict-eval compare LOGS_A LOGS_B      # paired difference, intervals, exact test (any Inspect logs)
+    conflict-eval model fetch                # the offline model's GGUF, fetched once for offline use
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 from conflict_eval.cli.compare import add_cli_commands as add_compare
 from conflict_eval.cli.index import add_cli_commands as add_index
 from conflict_eval.cli.leaderboard import add_cli_commands as add_leaderboard
+from conflict_eval.cli.model import add_cli_commands as add_model
 from conflict_eval.cli.reproduce import add_cli_commands as add_reproduce
 from conflict_eval.cli.run import add_cli_commands as add_run, add_lmeval_command
 from conflict_eval.cli.suite import add_cli_commands as add_suite
@@ -45,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_reproduce(sub)  # reproduce list / reproduce CARD
 
     add_index(sub)  # index build / info
+    add_model(sub)  # model fetch / path
 
     from conflict_eval.components.manager import add_plugin_commands
 

