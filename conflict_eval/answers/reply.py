@@ -173,7 +173,8 @@ _SOURCE_WORD = re.compile(
 _REVISION_RE = re.compile(
     r"\b(?:actually|wait|no[,.!:;]|correction|scratch[ \t]+that|on[ \t]+(?:second[ \t]+thought|reflection)"
     r"|upon[ \t]+(?:reflection|review)|(?:I[ \t]+was|that[ \t]+is|that['’]s|this[ \t]+is)[ \t]+(?:wrong|incorrect)"
-    r"|mistake|reconsider\w*|re-?reading|correcting)",
+    r"|mistake|reconsider\w*|re-?reading|correcting|I[ \t]+revise|revis(?:ed|ing)[ \t]+(?:my[ \t]+)?answer"
+    r"|final[ \t]*:)",
     re.IGNORECASE,
 )
 
@@ -186,6 +187,25 @@ def revised(text: str, start: int, end: int) -> bool:
     (True, False)
     """
     return _REVISION_RE.search(text, start, max(start, end)) is not None
+
+
+def revised_tag(text: str, tags: Sequence[Tag]) -> Tag:
+    """The answer tag that counts among ``tags`` (closed tags of ``text``, in
+    order): the first, unless a later one with another body comes after a
+    revision (:func:`revised`) standing between it and the tag before it --
+    the last such revised tag. Two different tags with no revision between
+    them keep the first here; readers that must call that ambiguous
+    (``parse_choice``) look at every tag themselves.
+
+    >>> text = "<a>A</a> no, <a>C</a>"
+    >>> revised_tag(text, tag_bodies(text, "a")).body(text)
+    'C'
+    """
+    chosen = tags[0]
+    for prev, tag in zip(tags, tags[1:]):
+        if tag.body(text).strip() != chosen.body(text).strip() and revised(text, prev.stop, tag.start):
+            chosen = tag
+    return chosen
 
 
 def reported(text: str, start: int) -> bool:
@@ -284,7 +304,9 @@ def first_tagged_answer(reply: str) -> tuple[str | None, str | None]:
     models often stop after "C. Great Britain"; a chat reply cut at the token
     limit stops after "The final answer is: <a>A") is read from that ``<a>``
     up to the end of its line. No tag, or an empty answer, is a failure. Only
-    the first :data:`MAX_REPLY_CHARS` characters are read.
+    the first :data:`MAX_REPLY_CHARS` characters are read. A later tag counts
+    instead when the reply revises its answer before it ("Actually, wait",
+    "on second thought", "Final:"; :func:`revised_tag`).
 
     >>> first_tagged_answer("<a>B</a>\\n\\nEvidence: ... <a>C</a>")
     ('<a>B</a>', None)
@@ -292,6 +314,8 @@ def first_tagged_answer(reply: str) -> tuple[str | None, str | None]:
     ('<a>C. Great Britain</a>', None)
     >>> first_tagged_answer("The final answer is: <a>A")
     ('<a>A</a>', None)
+    >>> first_tagged_answer("<a>D</a> Actually, wait: the date rules it out. <a>E</a>")
+    ('<a>E</a>', None)
     >>> first_tagged_answer("I think B")
     (None, 'no <a>...</a> answer')
     """
@@ -311,7 +335,8 @@ def first_tagged_answer(reply: str) -> tuple[str | None, str | None]:
         if not first_line.strip():
             return None, "no <a>...</a> answer"
         return f"<a>{first_line.strip()}</a>", None
-    first = next((t for t in tags if not reported(reply, reply.rfind("<", 0, t.start))), tags[0])
+    own = [t for t in tags if not reported(reply, reply.rfind("<", 0, t.start))] or tags[:1]
+    first = revised_tag(reply, own)
     body = first.body(reply)
     if not body.strip():
         return None, "empty <a></a> answer"
