@@ -384,7 +384,7 @@ def says_no_conflicts(reply: str, parsed: TripletParse) -> bool:
 
     >>> says_no_conflicts("[]", parse_triplets("[]"))
     True
-    >>> r = "[]\n\nNote: (Paris, capital of, France) agrees across documents."
+    >>> r = "[]\\n\\nNote: (Paris, capital of, France) agrees across documents."
     >>> says_no_conflicts(r, parse_triplets(r))
     True
     >>> says_no_conflicts("There are no conflicting relations.", parse_triplets("There are no conflicting relations."))
@@ -518,4 +518,4 @@ def parse_question_list(text: str) -> QuestionList:
     lines = list(dict.fromkeys(lines))
     if lines:
         return QuestionList(lines, "lines")
-    return QuestionList([], None, "no [..] list and no line ending in '?'" if text.strip() else "empty reply")    >>> r = "[]\\n\\nNote: (Paris, capital of, France) agrees across documents."
+    return QuestionList([], None, "no [..] list and no line ending in '?'" if text.strip() else "empty reply")
