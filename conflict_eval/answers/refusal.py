@@ -24,7 +24,9 @@ will not answer:
   options``, ``neither A nor B``;
 * ``not enough`` / ``insufficient`` / ``no sufficient`` *information,
   evidence, context, data, details* (``The documents do not contain enough
-  information``, ``There is insufficient evidence``);
+  information``, ``There is insufficient evidence``, ``the evidence is
+  insufficient``);
+* ``it is unclear which / whether ...``, ``I have no way of knowing``;
 * a whole reply that is only ``Not sure``, ``Unsure``, ``No idea``, ``idk``,
   ``No answer``, ``Can't say`` / ``Cannot tell`` (markup and final
   punctuation aside). ``Unknown``, ``None``, ``N/A`` are not refusals: they
@@ -103,6 +105,12 @@ _REFUSAL_RE = re.compile(
         # not enough information / insufficient evidence
         rf"(?:\bnot|\bno|n't)[ \t]+(?:\w+[ \t]+)?(?:enough|sufficient|adequate)[ \t]+(?:\w+[ \t]+)?{_INFO}\b",
         rf"\b(?:insufficient|inadequate)[ \t]+(?:\w+[ \t]+)?{_INFO}\b",
+        # the evidence is insufficient / the context is not enough
+        rf"\b{_INFO}[ \t]+(?:is|are|was|were|seems?|remains?)[ \t]+(?:simply[ \t]+)?(?:insufficient|inadequate"
+        r"|not[ \t]+(?:enough|sufficient|adequate))\b",
+        # it is unclear which option is correct / I have no way of knowing
+        r"\b(?:it[ \t]+is|it's|it[ \t]+remains)[ \t]+(?:unclear|not[ \t]+clear)[ \t]+(?:which|what|whether|who)\b",
+        r"\bi[ \t]+have[ \t]+no[ \t]+(?:way|means)[ \t]+(?:of|to)[ \t]+(?:know|knowing|tell|telling|determin\w*)\b",
     )),
     re.IGNORECASE,
 )
