@@ -155,8 +155,8 @@ _VERDICT_AFTER_RE = re.compile(
 # and hedges that name one option (issue 42, Deliver 1).
 
 #: ``\boxed{B}``, ``\boxed{\text{B}}``, ``\boxed{(B)}``.
-_BOXED_RE = re.compile(r"\\boxed[ \t]*\{[ \t]*(?:\\(?:text|textbf|mathrm|mathbf)[ \t]*\{[ \t]*)?[(\[]?[ \t]*([A-Za-z])"
-                       r"[ \t]*[)\]]?[ \t]*\}")
+_BOXED_RE = re.compile(r"\\boxed[ \t]{0,3}\{[ \t]{0,3}(?:\\(?:text|textbf|mathrm|mathbf)[ \t]{0,3}\{[ \t]{0,3})?[(\[]?"
+                       r"[ \t]{0,3}([A-Za-z])[ \t]{0,3}[)\]]?[ \t]{0,3}\}")
 #: A JSON object's answer field: ``{"answer": "B"}``, ``"final_answer": "(B) Paris"``.
 _JSON_ANSWER_RE = re.compile(r"[\"'](?:final[_ ]?)?answer[\"'][ \t]*:[ \t]*[\"'][ \t]*[(\[]?([A-Za-z])"
                              r"(?![A-Za-z0-9'’_-])", re.IGNORECASE)
@@ -173,9 +173,16 @@ _HEDGE_RE = re.compile(
     r"(?<![\w'’])(?:i[ \t]+(?:think|believe|guess|suspect|reckon)(?:[ \t]+(?:that|it['’]s|it[ \t]+is|it[ \t]+would[ \t]+be))?"
     r"|(?:my[ \t]+)?(?:best[ \t]+)?guess[ \t]*(?:is|would[ \t]+be|:)|probably|most[ \t]+likely|likely"
     r"|it['’]s|it[ \t]+is|i['’]d[ \t]+(?:say|go[ \t]+with)|i[ \t]+would[ \t]+say|(?:i['’]m[ \t]+|i[ \t]+am[ \t]+)?leaning"
-    r"[ \t]+towards?|i[ \t]+lean[ \t]+towards?)[ \t]*:?[ \t]+(?:(?:option|choice|answer)[ \t]+)?"
-    r"(?=[*_\"'`“‘(\[]*[A-Za-z][)\]*_\"'`”’]*(?:[ \t]*(?:[.!,;:]|$)|[ \t]+(?:because|since|as|—|–|-)\b|[ \t]+[—–-]))",
-    re.IGNORECASE | re.MULTILINE,
+    r"[ \t]+towards?|i[ \t]+lean[ \t]+towards?)(?![\w'’])",
+    re.IGNORECASE,
+)
+#: After a hedge phrase (and at most a few spaces, a colon, "option"): one
+#: letter that ends its clause. Bounded runs only, so a hedge followed by
+#: 20,000 spaces is read in linear time.
+_HEDGE_LETTER_RE = re.compile(
+    r"[ \t]{0,3}:?[ \t]{1,3}(?:(?:option|choice|answer)[ \t]{1,3})?[*_\"'`“‘(\[]{0,3}([A-Za-z])[)\]*_\"'`”’]{0,3}"
+    r"(?=[ \t]{0,3}(?:[.!,;:]|\r?$|\n)|[ \t]{1,3}(?:because|since|as)\b|[ \t]{1,3}[—–-])",
+    re.IGNORECASE,
 )
 
 #: What makes a line plainly list options rather than explain a choice: no
