@@ -554,6 +554,114 @@ def measure(rows: list[dict]) -> dict:
 
 
 # --------------------------------------------------------------------------
+# metamorphic rewrites (issue 42, Deliver 5): benchmarks/reply_rewrites.py
+
+PROMPT_TAILS = {"x.end_to_end": "The final answer is: <a>", "x.few_shot": "The final answer is: <a>",
+                "x.cot": "Step-by-step thought: <t>", "x.gkp_answer": "# Step-by-step thought: <t>"}
+"""How the prefilled prompts of the chains end (a row of another kind sent through them gets this tail)."""
+
+
+def _rewrites():
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import reply_rewrites
+
+    return reply_rewrites
+
+
+def _choice_rows(reader: Reader, rows: list[dict]) -> list[dict]:
+    """The rows a choice chain is tested on: its own rows, and for the
+    End-to-End / Few-Shot / CoT / GKP chains every ``choice`` row too, sent
+    through that method's prompt (its prefill tail)."""
+    own = rows_for(reader, rows)
+    extra = []
+    for kind in reader.kinds:
+        if kind in PROMPT_TAILS:
+            extra += [dict(r, kind=kind, args=dict(r["args"], prompt_tail=PROMPT_TAILS[kind]))
+                      for r in rows if r["kind"] == "choice"]
+    return [r for r in own + extra if "choice" in r["meaning"] and len(r["args"].get("options") or ()) >= 2]
+
+
+def rewritten(reader: Reader, rows: list[dict]) -> list[tuple[str, str, dict]]:
+    """``(family, rewrite, row)`` for every rewrite that applies to a row of
+    ``reader``: family ``preserving`` or ``changing``."""
+    rw = _rewrites()
+    out = []
+    for row in rows_for(reader, rows):
+        for name, f in rw.TEXT_PRESERVING.items():
+            if row["kind"] != "option_match" or name in rw.WHITE_SPACE:  # an answer slot, not a whole reply
+                out.append(("preserving", name, dict(row, reply=f(row["reply"]))))
+        # a reply meaning "nothing" (no option, strict EM 0) still means it once replaced by a refusal
+        if not {"refusal", "unreadable"} & set(reader.meaning(row)) and expected(reader.meaning(row)) not in (None, 0):
+            for name, f in rw.GENERIC_CHANGING.items():
+                out.append(("changing", name, dict(row, reply=f(row["reply"]))))
+    if not reader.knows_refusal and reader.name != "parse_choice" and not any(k in CHOICE_KINDS + tuple(PROMPT_TAILS)
+                                                                             for k in reader.kinds):
+        return out
+    for row in _choice_rows(reader, rows):
+        letters = _letters(row)
+        x = row["meaning"]["choice"]
+        y = rw.other(x, letters)
+        t, u = row["args"]["options"][letters.index(x)], row["args"]["options"][letters.index(y)]
+        for family, table in (("preserving", rw.CHOICE_PRESERVING), ("changing", rw.CHOICE_CHANGING)):
+            for name, f in table.items():
+                out.append((family, name, dict(row, reply=rw.compose(row["kind"], row["reply"], f(x, t, y, u)))))
+    return out
+
+
+def measure_rewrites(rows: list[dict]) -> dict:
+    """Per chain and per rewrite: preserving rewrites read as meant / misread /
+    refused / crashed; changing rewrites read as the original answer (``kept``,
+    never allowed) or not (``changed``), with every miss listed."""
+    chains: dict[str, dict] = {}
+    by_rewrite: dict[str, dict] = {}
+    misses = []
+    for reader in READERS:
+        counts = {"preserving": {o: 0 for o in OUTCOMES}, "changing": {"changed": 0, "kept": 0, "crashed": 0}}
+        for family, name, row in rewritten(reader, rows):
+            result, reading, error = outcome(reader, row)
+            if family == "changing" and result != "crashed":
+                result = "kept" if reading.status == "value" and reading.value == expected(reader.meaning(row)) \
+                    else "changed"
+            counts[family][result] += 1
+            slot = by_rewrite.setdefault(name, {"family": family, **{k: 0 for k in counts[family]}})
+            slot[result] += 1
+            if result not in ("meant", "changed"):
+                misses.append({"chain": reader.name, "rewrite": name, "id": row["id"], "outcome": result,
+                               "read": error or (reading and (reading.reason or reading.value)),
+                               "reply": row["reply"][:160]})
+        if sum(counts["preserving"].values()) or sum(counts["changing"].values()):
+            chains[reader.name] = counts
+    return {"chains": chains, "rewrites": by_rewrite, "misses": misses}
+
+
+def rewrites_markdown(result: dict) -> list[str]:
+    def rate(n: dict, key: str) -> str:
+        total = sum(n.values())
+        return f"{n[key]}/{total} ({n[key] / total:.1%})" if total else "–"
+
+    lines = ["## Meaning-preserving and meaning-changing rewrites (issue 42, Deliver 5)", "",
+             "Every labelled row, rewritten by each rewrite of `benchmarks/reply_rewrites.py` that applies to it, "
+             "read through each chain. Preserving: *meant* / *misread* (an answer the reply does not give) / "
+             "*refused* (a counted failure). Changing: *kept* = still read as the original answer (never allowed).",
+             "", "| chain | preserving: meant | misread | refused | changing: kept | changed |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for name, c in result["chains"].items():
+        p, ch = c["preserving"], c["changing"]
+        lines.append(f"| `{name}` | {rate(p, 'meant')} | {p['misread']} | {p['refused']} | {ch['kept']} | "
+                     f"{ch['changed']} |")
+    lines += ["", "| rewrite | family | meant or changed | misread or kept | refused |", "| --- | --- | --- | --- | --- |"]
+    for name, r in result["rewrites"].items():
+        good = r.get("meant", r.get("changed", 0))
+        bad = r.get("misread", r.get("kept", 0))
+        lines.append(f"| {name} | {r['family']} | {good} | {bad} | {r.get('refused', 0)} |")
+    if result["misses"]:
+        lines += ["", "Not read as meant (first 40):", ""]
+        lines += [f"- `{m['chain']}` / {m['rewrite']} / `{m['id']}`: {m['outcome']}, read "
+                  f"{json.dumps(m['read'], ensure_ascii=False)[:80]}" for m in result["misses"][:40]]
+    return lines + [""]
+
+
+# --------------------------------------------------------------------------
 # answer extraction (Deliver 5): does the grader's extraction agree with the labelled meaning?
 
 CHOICE_KINDS = ("choice", "truthfulqa.rag_choice", "truthfulqa.regenerate", "comparative", "self_ask")
@@ -710,6 +818,11 @@ def main(argv: list[str] | None = None) -> int:
     if ext_path.is_file():
         ext = json.loads(ext_path.read_text(encoding="utf-8"))
         text += "\n" + "\n".join(extraction_markdown(ext)) + f"\n(run on commit {ext.get('commit')})\n"
+    rewrites = measure_rewrites(load_corpus(args.which))
+    rewrites["commit"] = run["commit"]
+    (RESULTS / "reply_rewrites.json").write_text(json.dumps(rewrites, indent=1, ensure_ascii=False) + "\n",
+                                                  encoding="utf-8")
+    text += "\n" + "\n".join(rewrites_markdown(rewrites))
     (RESULTS / "reply_reading.md").write_text(text + "\n", encoding="utf-8")
     print("\n".join(markdown_table(run)))
     return 0

@@ -48,6 +48,9 @@ TEXT_PRESERVING: dict[str, Callable[[str], str]] = {
     "trailing spaces on lines": lambda r: "\n".join(line + "  " for line in r.split("\n")),
 }
 
+WHITE_SPACE = ("trailing blank lines", "leading blank lines", "CRLF line endings", "trailing spaces on lines")
+"""The text rewrites that also apply to an answer slot (a bare answer, not a whole reply)."""
+
 CHOICE_PRESERVING: dict[str, Choice] = {
     "bare letter": lambda x, t, y, u: x,
     "bold letter": lambda x, t, y, u: f"**{x}**",
@@ -78,7 +81,7 @@ CHOICE_PRESERVING: dict[str, Choice] = {
     "answer tag after a preamble": lambda x, t, y, u: f"The final answer is: <a>{x}</a>",
     "'The answer is X because'": lambda x, t, y, u: f"The answer is {x} because the other option contradicts the facts.",
     "'X is correct'": lambda x, t, y, u: f"{x} is correct.",
-    "option text only, bold": lambda x, t, y, u: f"**Answer:** {x}. {t}",
+    "bold answer, letter and option text": lambda x, t, y, u: f"**Answer:** {x}. {t}",
 }
 
 CHOICE_CHANGING: dict[str, Choice] = {

@@ -179,6 +179,8 @@ def parse_cot(reply: str) -> Extraction:
             return _no_answer(region, "no <a>...</a> answer after the thought", thought=thought.strip())
         return Extraction(region.strip(), parts={"thought": thought.strip(), "untagged": True})
     chosen = revised_tag(region, found)
+    if chosen is None:
+        return _fail("ambiguous: answer tags after the thought differ with no revision", thought=thought.strip())
     if not chosen.body(region).strip():
         return _fail("empty <a></a> answer", thought=thought.strip())
     return Extraction(_tag(chosen.body(region)), parts={"thought": thought.strip()})
