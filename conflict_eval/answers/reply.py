@@ -206,6 +206,7 @@ def revised_tag(text: str, tags: Sequence[Tag]) -> Tag | None:
     >>> revised_tag("<a>A</a> and <a>C</a>", tag_bodies("<a>A</a> and <a>C</a>", "a")) is None
     True
     """
+    tags = [t for t in tags if _says(text, t).strip(".…")] or list(tags[:1])  # "<a>...</a>": the template, echoed
     chosen = tags[0]
     for prev, tag in zip(tags, tags[1:]):
         if _says(text, tag) != _says(text, chosen):
@@ -218,7 +219,7 @@ def revised_tag(text: str, tags: Sequence[Tag]) -> Tag | None:
 #: Where a reply that continues a few-shot pattern starts inventing the next
 #: example (the End-to-End and Few-Shot prompts' own example openings).
 _INVENTED = re.compile(r"^[ \t]*(?:(?:Evidence|Question|Input)[ \t]*:|According[ \t]+to[ \t]+the[ \t]+evidence"
-                       r"[ \t]+provided[ \t]+and[ \t]+your[ \t]+knowledge)", re.IGNORECASE | re.MULTILINE)
+                       r"[ \t]+provided\b)", re.IGNORECASE | re.MULTILINE)
 
 
 def reported(text: str, start: int) -> bool:

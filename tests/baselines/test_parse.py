@@ -25,8 +25,10 @@ def test_few_shot_takes_the_first_answer_and_ignores_continued_examples():
 
 
 def test_cot_needs_closed_thought_then_answer():
-    ok = parse_cot("<t>Evidence says (A); I know B.</t>\n<a>B</a> and later <a>C</a>")
+    ok = parse_cot("<t>Evidence says (A); I know B.</t>\n<a>B</a> and later <a>B</a>")
     assert ok.answer == "<a>B</a>" and ok.parts["thought"] == "Evidence says (A); I know B."
+    # two different answers after the thought and no revision: ambiguous, never a pick (issue 42)
+    assert parse_cot("<t>x</t>\n<a>B</a> and later <a>C</a>").reason.startswith("ambiguous")
     # an <a> inside the thought is not the answer
     inside = parse_cot("<t>maybe <a>A</a> ...</t> nothing after")
     assert inside.reason == "no <a>...</a> answer after the thought"
