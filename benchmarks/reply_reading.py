@@ -30,6 +30,13 @@ through the answer extractor (Deliver 5, ``conflict_eval.answers.extraction``)
 to that grader and reports how often the extracted letter agrees with the
 labelled meaning (``reply_reading_extraction.json``).
 ``tests/test_reply_corpus.py`` holds every reader at 100% meant.
+
+Issue 42 adds the second real set (``../shared/replies-2026-11-26/``, read in
+place, :func:`load_second`), readers for the methods' whole chains (End-to-End,
+Few-Shot, CoT, GKP, over-rationalization, MADAM-RAG, Micro-Act), and the
+metamorphic rewrites of ``benchmarks/reply_rewrites.py`` (:func:`measure_rewrites`),
+reported per chain and per rewrite in the same Markdown and in
+``reply_rewrites.json``.
 """
 
 from __future__ import annotations
