@@ -180,6 +180,9 @@ _SLOT_OPENING_RE = re.compile(
 )
 
 _MARKUP = " \t\r\n*_`\"'.!<>"
+#: A closing courtesy line after a short refusal: not part of what the reply says.
+_COURTESY_RE = re.compile(r"\n[ \t\r\n]*(?:hope (?:this|that) helps|let me know if|happy to help)[^\n]{0,80}$",
+                          re.IGNORECASE)
 
 
 def _sincere(text: str, start: int, end: int) -> bool:
@@ -220,7 +223,8 @@ def find_refusal(text: str, *, answer_slot: bool = False) -> Refusal | None:
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     written = clip(text, "head")
     text = fold_quotes(written)  # one for one: offsets in ``text`` are offsets in ``written``
-    bare = text.strip(_MARKUP)
+    courtesy = _COURTESY_RE.search(text, max(0, len(text) - 160))  # a closing line: the last characters only
+    bare = (text[:courtesy.start()] if courtesy else text).strip(_MARKUP)  # "Not sure.\n\nHope this helps!"
     whole = " ".join(bare.split()).lower()
     if whole in _WHOLE_REPLY_REFUSALS or (answer_slot and whole in _SLOT_WORDS):
         start = text.index(bare)
