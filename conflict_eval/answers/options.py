@@ -215,14 +215,14 @@ def match_option(answer: str, options: list[str]) -> OptionMatch:
     """
     if not isinstance(options, (list, tuple)) or not options:
         return OptionMatch(None, None, "no options")
-    answer = answer if isinstance(answer, str) else ""
-    gloss = _GLOSS_RE.search(clip(answer, "head"))
-    if gloss is not None and gloss.start() > 0:
-        answer = answer[:gloss.start()]  # "moving forward (the first option)": the gloss is not the answer
+    answer = clip(answer if isinstance(answer, str) else "", "head")
+    opening = answer.rfind("(")
+    if opening > 0 and answer[:opening].strip() and _GLOSS_RE.fullmatch(answer, opening):
+        answer = answer[:opening]  # "moving forward (the first option)": the gloss is not the answer
     whole = _match(answer, options)
     if whole.matched and read_words(answer).text == read_words(whole.option).text:
         return whole  # an option that is itself "X or Y"
-    parts = [p for p in _OR_RE.split(clip(answer, "head")) if p.strip()]
+    parts = [p for p in _OR_RE.split(answer) if p.strip()] if len(answer) <= _SHORT else []
     if len(parts) > 1:
         named = {m.index for m in (_match(p, options) for p in parts) if m.matched}
         if len(named) > 1:
@@ -230,8 +230,11 @@ def match_option(answer: str, options: list[str]) -> OptionMatch:
     return whole
 
 
-#: A parenthetical gloss ending the answer ("(the first option)", "(or possibly a train station)").
-_GLOSS_RE = re.compile(r"[ \t]*\([^()\n]{0,200}\)[ \t.!]*$")
+#: A parenthetical gloss ending the answer ("(the first option)", "(or possibly a train station)"),
+#: matched from its opening bracket only (one anchored match: linear).
+_GLOSS_RE = re.compile(r"\([^()\n]{0,200}\)[ \t.!]{0,20}")
+_SHORT = 300
+"""A hedge across options is a short answer; a longer one is not split on "or"."""
 #: A disjunction between two answers: "rest or falling asleep", "bus depot / bridge", "either X or Y".
 _OR_RE = re.compile(r"\b(?:or|either)\b|/", re.IGNORECASE)
 

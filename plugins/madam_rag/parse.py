@@ -29,7 +29,7 @@ from conflict_eval.answers.text_metrics import normalize_squad
 _ANSWER = re.compile(r"\banswer[\s*]*:[\s*]*", re.I)
 _EXPLANATION = re.compile(r"\bexplanation\b", re.I)
 #: A parenthetical gloss ending the answer: "Abingdon, Illinois (Abingdon-Avon High School)."
-_GLOSS = re.compile(r"[ \t]+\([^()\n]{1,200}\)(?=[ \t.*]*$)")
+_GLOSS = re.compile(r"(\([^()\n]{1,200}\))[ \t.*]{0,20}")
 _ALL_CORRECT = re.compile(r"all\s+correct\s+answers?[\s*]*:[\s*]*", re.I)
 MAX_LIST_CHARS = 2000
 """A longer answer list is a failure (a 128-token reply is about 600 characters);
@@ -62,9 +62,10 @@ def parse_agent_answer(reply: str) -> AgentAnswer:
     start = m.end() if m else 0
     e = _EXPLANATION.search(reply, start)
     answer = reply[start:e.start() if e else len(reply)].strip().strip("*").strip()
-    gloss = _GLOSS.search(answer)
-    if gloss is not None and gloss.start() > 0:
-        answer = answer[:gloss.start()] + answer[gloss.end():].strip()  # a gloss is not part of the answer
+    opening = answer.rfind("(")
+    gloss = _GLOSS.fullmatch(answer, opening) if opening > 0 and answer[:opening].strip() else None
+    if gloss is not None:  # a gloss is not part of the answer: "Abingdon, Illinois (… High School)."
+        answer = answer[:opening].rstrip() + answer[gloss.end(1):].strip()
     return AgentAnswer(answer, m is not None)
 
 
