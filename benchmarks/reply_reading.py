@@ -30,6 +30,13 @@ through the answer extractor (Deliver 5, ``conflict_eval.answers.extraction``)
 to that grader and reports how often the extracted letter agrees with the
 labelled meaning (``reply_reading_extraction.json``).
 ``tests/test_reply_corpus.py`` holds every reader at 100% meant.
+
+Issue 42 adds the second real set (``../shared/replies-2026-11-26/``, read in
+place, :func:`load_second`), readers for the methods' whole chains (End-to-End,
+Few-Shot, CoT, GKP, over-rationalization, MADAM-RAG, Micro-Act), and the
+metamorphic rewrites of ``benchmarks/reply_rewrites.py`` (:func:`measure_rewrites`),
+reported per chain and per rewrite in the same Markdown and in
+``reply_rewrites.json``.
 """
 
 from __future__ import annotations
@@ -47,23 +54,65 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "tests" / "data" / "reply_corpus"
 REPLIES = REPO.parent / "shared" / "replies"
+SECOND = REPO.parent / "shared" / "replies-2026-11-26"
+"""The second set of real replies (issue 42, Deliver 6): ``labelled.jsonl`` there, read in place."""
+RELABELS = CORPUS / "second_relabels.jsonl"
+"""Rows of the second set we read differently from its label: ``id``, ``meaning``, ``why``."""
 RESULTS = REPO / "benchmarks" / "results"
 FILES = {"real": "real.jsonl", "shapes": "shapes.jsonl"}
+CORPORA = ("real", "shapes", "second")
 OUTCOMES = ("meant", "misread", "refused", "crashed")
 
 MEANING_KEYS = ("label", "labels", "claims", "choice", "questions", "triplets", "no_conflicts", "yes_no", "span",
-                "answer", "strict_em", "refusal", "unreadable", "free_text")
+                "answer", "strict_em", "refusal", "unreadable", "free_text", "answers", "action", "conflict", "n_steps")
 
 
 # --------------------------------------------------------------------------
 # the corpus
 
 
-def load_corpus(which: str = "all", replies: Path = REPLIES) -> list[dict]:
-    """Rows of ``real.jsonl`` and/or ``shapes.jsonl``, each with its ``reply``
-    text (real replies are read from ``replies / row["source"]``)."""
-    names = list(FILES) if which == "all" else [which]
+def load_second(folder: Path = SECOND) -> list[dict]:
+    """The second real set, read in place: ``folder/labelled.jsonl`` (rows in
+    the corpus format, reply inline), each reply checked against its file
+    ``folder/<group>/<run>/replies/<id>.txt``, with our relabels
+    (:data:`RELABELS`) applied; ``relabelled`` keeps the label replaced."""
+    relabels = {}
+    with RELABELS.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            row = json.loads(line)
+            if not row.get("why") or not isinstance(row.get("meaning"), dict):
+                raise ValueError(f"{RELABELS.name} line {n} ({row.get('id')!r}): needs 'meaning' and 'why'")
+            relabels[row["id"]] = row
+    path = folder / "labelled.jsonl"
+    rows = []
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            row = json.loads(line)
+            where = f"{path.name} line {n} ({row.get('id')!r})"
+            group, run, name = str(row.get("id", "")).split("/")
+            source = folder / group / run / "replies" / f"{name}.txt"
+            if not source.is_file():
+                raise FileNotFoundError(f"{where}: field 'id': no reply file {source}")
+            if not isinstance(row.get("meaning"), dict) or not any(k in row["meaning"] for k in MEANING_KEYS):
+                raise ValueError(f"{where}: field 'meaning' must be an object with one of {', '.join(MEANING_KEYS)}")
+            if row["id"] in relabels:
+                row["relabelled"], row["meaning"] = row["meaning"], relabels[row["id"]]["meaning"]
+            row["source"], row["corpus"] = str(source.relative_to(folder)), "second"
+            rows.append(row)
+    unknown = set(relabels) - {r["id"] for r in rows}
+    if unknown:
+        raise ValueError(f"{RELABELS.name}: ids not in {path}: {sorted(unknown)}")
+    return rows
+
+
+def load_corpus(which: str = "all", replies: Path = REPLIES, second: Path = SECOND) -> list[dict]:
+    """Rows of ``real.jsonl``, ``shapes.jsonl`` and/or the second real set
+    (:func:`load_second`), each with its ``reply`` text (real replies are read
+    from ``replies / row["source"]``)."""
+    names = list(FILES) if which == "all" else [which] if which in FILES else []
     rows: list[dict] = []
+    if which in ("all", "second") and (which == "second" or second.is_dir()):
+        rows += load_second(second)
     for name in names:
         path = CORPUS / FILES[name]
         with path.open(encoding="utf-8") as fh:
@@ -140,6 +189,14 @@ def expected(meaning: dict) -> Any:
             return norm(meaning[key])
     if "answer" in meaning:
         return norm(meaning["answer"])
+    if "answers" in meaning:
+        return sorted(norm(meaning["answers"]))
+    if "action" in meaning:
+        return norm(meaning["action"])
+    if "conflict" in meaning:
+        return (meaning["conflict"], meaning.get("p"))
+    if "n_steps" in meaning:
+        return meaning["n_steps"]
     return None
 
 
@@ -164,9 +221,13 @@ def judge(meaning: dict, reading: Reading, knows_refusal: bool) -> str:
 
 
 def _letters(row: dict) -> str:
+    """The item's letters (any letter when the call's options are not kept: Micro-Act's final answer)."""
+    import string
+
     from conflict_eval.answers.choice import letters_for
 
-    return letters_for(len(row["args"]["options"]))
+    options = row["args"]["options"]
+    return letters_for(len(options)) if options else string.ascii_uppercase
 
 
 def _choice(parsed) -> Reading:
@@ -333,6 +394,83 @@ def read_ramdocs(row: dict) -> Reading:
     return Reading("value", em)
 
 
+# the methods' whole chains (issue 42): the prompt's prefill restored, the
+# method's segmenter, then the shared letter reader, as the method scores it
+
+
+def _prefilled(row: dict) -> str:
+    from conflict_eval.answers import restore_prefill
+
+    return restore_prefill(row["args"].get("prompt_tail", ""), row["reply"])
+
+
+def read_end_to_end(row: dict) -> Reading:
+    """``kb.answer.finish_prefilled_answer`` then ``choice_accuracy``: the
+    answer segment, else the whole reply, read by ``parse_choice``."""
+    from conflict_eval.answers import first_tagged_answer, parse_choice
+
+    reply = _prefilled(row)
+    segment, _ = first_tagged_answer(reply)
+    return _choice(parse_choice(segment if segment is not None else reply, _letters(row),
+                                options=row["args"]["options"]))
+
+
+def _segmented(function: str) -> Callable[[dict], Reading]:
+    """A baseline's segmenter on the prefilled reply, then ``parse_choice``."""
+
+    def read(row: dict) -> Reading:
+        return _baseline_then_choice(function)(dict(row, reply=_prefilled(row)))
+
+    return read
+
+
+def read_verdict(row: dict) -> Reading:
+    from conflict_eval.scorers.microact.parse import parse_verdict
+
+    v = parse_verdict(row["reply"])
+    if v.error:
+        return Reading("failure", reason=v.error)
+    return Reading("value", "yes" if v.rationalizes else "no")
+
+
+def read_madam_agent(row: dict) -> Reading:
+    from conflict_eval.answers.refusal import is_refusal
+    from conflict_eval.plugins.madam_rag.parse import parse_agent_answer
+
+    a = parse_agent_answer(row["reply"])
+    if not a.answer:
+        return Reading("failure", reason="empty answer")
+    return Reading("value", norm(a.answer))
+
+
+def read_madam_aggregation(row: dict) -> Reading:
+    from conflict_eval.plugins.madam_rag.parse import parse_aggregation
+
+    a = parse_aggregation(row["reply"])
+    return Reading("value", sorted(norm(a.answers))) if a.ok else Reading("failure", reason=a.error)
+
+
+def read_turn(row: dict) -> Reading:
+    from conflict_eval.plugins.microact.parse import parse_turn
+
+    t = parse_turn(row["reply"])
+    return Reading("value", norm(t.action)) if t.ok else Reading("failure", reason=t.error)
+
+
+def read_assert(row: dict) -> Reading:
+    from conflict_eval.plugins.microact.parse import parse_assert
+
+    a = parse_assert(row["reply"])
+    return Reading("failure", reason=a.error) if a.error else Reading("value", (a.conflict, a.confidence))
+
+
+def read_steps(row: dict) -> Reading:
+    from conflict_eval.plugins.microact.parse import parse_steps
+
+    steps = parse_steps(row["reply"])
+    return Reading("value", len(steps)) if steps else Reading("failure", reason="no steps")
+
+
 @dataclass(frozen=True)
 class Reader:
     name: str
@@ -371,6 +509,16 @@ READERS: list[Reader] = [
     Reader("user_needs.match_option", ("option_match", "user_needs.answer"), read_match_option,
            applies=lambda row: "option" in row["meaning"], meaning=_option_meaning),
     Reader("ramdocs.extract_answer+strict_em", ("ramdocs.strict_em",), read_ramdocs),
+    Reader("end_to_end.first_tagged_answer+parse_choice", ("x.end_to_end",), read_end_to_end, knows_refusal=True),
+    Reader("baselines.parse_few_shot+parse_choice", ("x.few_shot",), _segmented("parse_few_shot"), knows_refusal=True),
+    Reader("baselines.parse_cot+parse_choice", ("x.cot",), _segmented("parse_cot"), knows_refusal=True),
+    Reader("baselines.parse_cot+parse_choice (GKP)", ("x.gkp_answer",), _segmented("parse_cot"), knows_refusal=True),
+    Reader("microact.parse_verdict", ("x.overrationalization",), read_verdict),
+    Reader("madam_rag.parse_agent_answer", ("x.madam_agent",), read_madam_agent),
+    Reader("madam_rag.parse_aggregation", ("x.madam_aggregation",), read_madam_aggregation),
+    Reader("microact.parse_turn", ("x.microact_turn",), read_turn),
+    Reader("microact.parse_assert", ("x.microact_assert",), read_assert),
+    Reader("microact.parse_steps", ("x.microact_steps",), read_steps),
 ]
 """Each prompt kind's readers. Kinds without one are free text (a report, a
 passage, a poisoned document): counted in the corpus, read by nothing."""
@@ -394,7 +542,7 @@ def measure(rows: list[dict]) -> dict:
     table: dict[str, dict] = {}
     for reader in READERS:
         mine = rows_for(reader, rows)
-        counts = {c: {o: 0 for o in OUTCOMES} for c in ("real", "shapes")}
+        counts = {c: {o: 0 for o in OUTCOMES} for c in CORPORA}
         misses = []
         for row in mine:
             result, reading, error = outcome(reader, row)
@@ -407,9 +555,117 @@ def measure(rows: list[dict]) -> dict:
         table[reader.name] = {"kinds": list(reader.kinds), "counts": counts, "not_meant": misses}
     read_kinds = {k for r in READERS for k in r.kinds}
     unread = sorted({r["kind"] for r in rows} - read_kinds)
-    return {"rows": len(rows), "rows_by_corpus": {c: sum(r["corpus"] == c for r in rows) for c in FILES},
+    return {"rows": len(rows), "rows_by_corpus": {c: sum(r["corpus"] == c for r in rows) for c in CORPORA},
             "free_text_kinds": unread,
             "free_text_rows": sum(r["kind"] in unread for r in rows), "readers": table}
+
+
+# --------------------------------------------------------------------------
+# metamorphic rewrites (issue 42, Deliver 5): benchmarks/reply_rewrites.py
+
+PROMPT_TAILS = {"x.end_to_end": "The final answer is: <a>", "x.few_shot": "The final answer is: <a>",
+                "x.cot": "Step-by-step thought: <t>", "x.gkp_answer": "# Step-by-step thought: <t>"}
+"""How the prefilled prompts of the chains end (a row of another kind sent through them gets this tail)."""
+
+
+def _rewrites():
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import reply_rewrites
+
+    return reply_rewrites
+
+
+def _choice_rows(reader: Reader, rows: list[dict]) -> list[dict]:
+    """The rows a choice chain is tested on: its own rows, and for the
+    End-to-End / Few-Shot / CoT / GKP chains every ``choice`` row too, sent
+    through that method's prompt (its prefill tail)."""
+    own = rows_for(reader, rows)
+    extra = []
+    for kind in reader.kinds:
+        if kind in PROMPT_TAILS:
+            extra += [dict(r, kind=kind, args=dict(r["args"], prompt_tail=PROMPT_TAILS[kind]))
+                      for r in rows if r["kind"] == "choice"]
+    return [r for r in own + extra if "choice" in r["meaning"] and len(r["args"].get("options") or ()) >= 2]
+
+
+def rewritten(reader: Reader, rows: list[dict]) -> list[tuple[str, str, dict]]:
+    """``(family, rewrite, row)`` for every rewrite that applies to a row of
+    ``reader``: family ``preserving`` or ``changing``."""
+    rw = _rewrites()
+    out = []
+    for row in rows_for(reader, rows):
+        for name, f in rw.TEXT_PRESERVING.items():
+            if row["kind"] != "option_match" or name in rw.WHITE_SPACE:  # an answer slot, not a whole reply
+                out.append(("preserving", name, dict(row, reply=f(row["reply"]))))
+        # a reply meaning "nothing" (no option, strict EM 0) still means it once replaced by a refusal
+        if not {"refusal", "unreadable"} & set(reader.meaning(row)) and expected(reader.meaning(row)) not in (None, 0):
+            for name, f in rw.GENERIC_CHANGING.items():
+                out.append(("changing", name, dict(row, reply=f(row["reply"]))))
+    if not reader.knows_refusal and reader.name != "parse_choice" and not any(k in CHOICE_KINDS + tuple(PROMPT_TAILS)
+                                                                             for k in reader.kinds):
+        return out
+    for row in _choice_rows(reader, rows):
+        letters = _letters(row)
+        x = row["meaning"]["choice"]
+        y = rw.other(x, letters)
+        t, u = row["args"]["options"][letters.index(x)], row["args"]["options"][letters.index(y)]
+        for family, table in (("preserving", rw.CHOICE_PRESERVING), ("changing", rw.CHOICE_CHANGING)):
+            for name, f in table.items():
+                out.append((family, name, dict(row, reply=rw.compose(row["kind"], row["reply"], f(x, t, y, u)))))
+    return out
+
+
+def measure_rewrites(rows: list[dict]) -> dict:
+    """Per chain and per rewrite: preserving rewrites read as meant / misread /
+    refused / crashed; changing rewrites read as the original answer (``kept``,
+    never allowed) or not (``changed``), with every miss listed."""
+    chains: dict[str, dict] = {}
+    by_rewrite: dict[str, dict] = {}
+    misses = []
+    for reader in READERS:
+        counts = {"preserving": {o: 0 for o in OUTCOMES}, "changing": {"changed": 0, "kept": 0, "crashed": 0}}
+        for family, name, row in rewritten(reader, rows):
+            result, reading, error = outcome(reader, row)
+            if family == "changing" and result != "crashed":
+                result = "kept" if reading.status == "value" and reading.value == expected(reader.meaning(row)) \
+                    else "changed"
+            counts[family][result] += 1
+            slot = by_rewrite.setdefault(name, {"family": family, **{k: 0 for k in counts[family]}})
+            slot[result] += 1
+            if result not in ("meant", "changed"):
+                misses.append({"chain": reader.name, "rewrite": name, "id": row["id"], "outcome": result,
+                               "read": error or (reading and (reading.reason or reading.value)),
+                               "reply": row["reply"][:160]})
+        if sum(counts["preserving"].values()) or sum(counts["changing"].values()):
+            chains[reader.name] = counts
+    return {"chains": chains, "rewrites": by_rewrite, "misses": misses}
+
+
+def rewrites_markdown(result: dict) -> list[str]:
+    def rate(n: dict, key: str) -> str:
+        total = sum(n.values())
+        return f"{n[key]}/{total} ({n[key] / total:.1%})" if total else "–"
+
+    lines = ["## Meaning-preserving and meaning-changing rewrites (issue 42, Deliver 5)", "",
+             "Every labelled row, rewritten by each rewrite of `benchmarks/reply_rewrites.py` that applies to it, "
+             "read through each chain. Preserving: *meant* / *misread* (an answer the reply does not give) / "
+             "*refused* (a counted failure). Changing: *kept* = still read as the original answer (never allowed).",
+             "", "| chain | preserving: meant | misread | refused | changing: kept | changed |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for name, c in result["chains"].items():
+        p, ch = c["preserving"], c["changing"]
+        lines.append(f"| `{name}` | {rate(p, 'meant')} | {p['misread']} | {p['refused']} | {ch['kept']} | "
+                     f"{ch['changed']} |")
+    lines += ["", "| rewrite | family | meant or changed | misread or kept | refused |", "| --- | --- | --- | --- | --- |"]
+    for name, r in result["rewrites"].items():
+        good = r.get("meant", r.get("changed", 0))
+        bad = r.get("misread", r.get("kept", 0))
+        lines.append(f"| {name} | {r['family']} | {good} | {bad} | {r.get('refused', 0)} |")
+    if result["misses"]:
+        lines += ["", "Not read as meant (first 40):", ""]
+        lines += [f"- `{m['chain']}` / {m['rewrite']} / `{m['id']}`: {m['outcome']}, read "
+                  f"{json.dumps(m['read'], ensure_ascii=False)[:80]}" for m in result["misses"][:40]]
+    return lines + [""]
 
 
 # --------------------------------------------------------------------------
@@ -472,16 +728,17 @@ def _commit() -> str:
 
 
 def markdown_table(run: dict) -> list[str]:
-    lines = ["| reader | prompt kinds | real: meant / misread / refused | shapes: meant / misread / refused | crashed |",
-             "| --- | --- | --- | --- | --- |"]
+    corpora = [c for c in CORPORA if c in next(iter(run["readers"].values()))["counts"]]
+    lines = ["| reader | prompt kinds | " + " | ".join(f"{c}: meant / misread / refused" for c in corpora) + " | crashed |",
+             "| --- | --- | " + "--- | " * len(corpora) + "--- |"]
     for name, r in run["readers"].items():
         cells = []
-        for c in ("real", "shapes"):
+        for c in corpora:
             n = r["counts"][c]
             total = sum(n.values())
             cells.append("–" if not total else f"{n['meant']}/{total} / {n['misread']} / {n['refused']}")
-        crashed = sum(r["counts"][c]["crashed"] for c in ("real", "shapes"))
-        lines.append(f"| `{name}` | {', '.join(r['kinds'])} | {cells[0]} | {cells[1]} | {crashed} |")
+        crashed = sum(r["counts"][c]["crashed"] for c in corpora)
+        lines.append(f"| `{name}` | {', '.join(r['kinds'])} | {' | '.join(cells)} | {crashed} |")
     return lines
 
 
@@ -494,7 +751,8 @@ def markdown(run: dict, before: dict | None) -> str:
            "*refused*: the reader's failure value on a readable reply (a counted parse failure; for readers with "
            "a refusal outcome, also a sincere refusal read as a parse failure).", "",
            f"Corpus: {run['rows']} replies ({run['rows_by_corpus']['real']} real, {run['rows_by_corpus']['shapes']} "
-           f"shapes); {run['free_text_rows']} are free text read by no reader ({', '.join(run['free_text_kinds'])}).",
+           f"shapes, {run['rows_by_corpus'].get('second', 0)} of the second real set `../shared/replies-2026-11-26/`); "
+           f"{run['free_text_rows']} are free text read by no reader ({', '.join(run['free_text_kinds'])}).",
            ""]
     for title, r in ((f"## Before (commit {before['commit']})", before), (f"## This run (commit {run['commit']})", run)):
         if r is None or (r is run and before is not None and before.get("commit") == run.get("commit")):
@@ -540,7 +798,7 @@ def extraction_markdown(ext: dict) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("--which", choices=("real", "shapes", "all"), default="all")
+    ap.add_argument("--which", choices=("real", "shapes", "second", "all"), default="all")
     ap.add_argument("--as", dest="as_", choices=("before", "after"), default="after",
                     help="'before' also keeps this run as the before table")
     ap.add_argument("--extractor", metavar="MODEL",
@@ -567,6 +825,11 @@ def main(argv: list[str] | None = None) -> int:
     if ext_path.is_file():
         ext = json.loads(ext_path.read_text(encoding="utf-8"))
         text += "\n" + "\n".join(extraction_markdown(ext)) + f"\n(run on commit {ext.get('commit')})\n"
+    rewrites = measure_rewrites(load_corpus(args.which))
+    rewrites["commit"] = run["commit"]
+    (RESULTS / "reply_rewrites.json").write_text(json.dumps(rewrites, indent=1, ensure_ascii=False) + "\n",
+                                                  encoding="utf-8")
+    text += "\n" + "\n".join(rewrites_markdown(rewrites))
     (RESULTS / "reply_reading.md").write_text(text + "\n", encoding="utf-8")
     print("\n".join(markdown_table(run)))
     return 0

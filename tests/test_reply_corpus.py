@@ -25,6 +25,7 @@ sys.modules.setdefault("reply_reading", bench)
 _spec.loader.exec_module(bench)
 
 REPLIES = REPO.parent / "shared" / "replies"
+SECOND = bench.SECOND  # ../shared/replies-2026-11-26 (issue 42, Deliver 6), read in place
 # ce_user_needs_2/replies/<run>/ holds byte-identical copies of ce_user_needs_2/<run>/replies/ for these runs
 COPIED_RUNS = ("ce-ar", "ce-def", "ce-rr", "ce-sr", "kb")
 
@@ -49,6 +50,13 @@ def real_rows() -> list[dict]:
     if not REPLIES.is_dir():
         pytest.skip(f"shared replies folder {REPLIES} is absent on this machine")
     return bench.load_corpus("real", REPLIES)
+
+
+@pytest.fixture(scope="module")
+def second_rows() -> list[dict]:
+    if not SECOND.is_dir():
+        pytest.skip(f"second shared replies folder {SECOND} is absent on this machine")
+    return bench.load_corpus("second")
 
 
 def _not_meant(reader, rows: list[dict]) -> list[str]:
@@ -136,3 +144,67 @@ def test_reader_reads_hand_written_shapes_as_meant(reader):
 def test_reader_reads_real_replies_as_meant(reader, real_rows):
     missed = _not_meant(reader, real_rows)
     assert not missed, f"{len(missed)} of {len(bench.rows_for(reader, real_rows))} replies not read as meant:\n" + "\n".join(missed)
+
+
+# --------------------------------------------------------------------------
+# the second real set (issue 42, Deliver 6): ../shared/replies-2026-11-26/labelled.jsonl, read in place
+
+
+def test_second_set_rows_are_its_reply_files_and_well_formed(second_rows):
+    assert len(second_rows) == 171
+    assert len({r["id"] for r in second_rows}) == len(second_rows)
+    for r in second_rows:
+        assert (SECOND / r["source"]).read_text(encoding="utf-8") == r["reply"], r["id"]
+        assert r["kind"] in READ_KINDS, r["id"]  # every reply of this set is read by some chain
+    files = {str(p.relative_to(SECOND)) for p in SECOND.glob("*/*/replies/*.txt")}
+    assert {r["source"] for r in second_rows} <= files
+
+
+def test_relabels_name_rows_of_the_second_set_and_say_why(second_rows):
+    relabelled = [r for r in second_rows if "relabelled" in r]
+    with bench.RELABELS.open(encoding="utf-8") as fh:
+        assert len(relabelled) == sum(1 for line in fh if line.strip())
+    for r in relabelled:
+        assert r["meaning"] != r["relabelled"], r["id"]
+
+
+def _second_labels() -> list[dict]:
+    path = SECOND / "labelled.jsonl"
+    return [json.loads(line) for line in path.open(encoding="utf-8")] if path.is_file() else []
+
+
+@pytest.mark.parametrize("reader", _readers_of(_second_labels()) or bench.READERS[:1], ids=lambda r: r.name)
+def test_reader_reads_the_second_real_set_as_meant(reader, second_rows):
+    missed = _not_meant(reader, second_rows)
+    assert not missed, f"{len(missed)} of {len(bench.rows_for(reader, second_rows))} replies not read as meant:\n" + \
+        "\n".join(missed)
+
+
+# --------------------------------------------------------------------------
+# refusals (issue 42, Deliver 4)
+
+#: Answer rows whose answer is itself "it cannot be known": the refusing words
+#: are the option or span the writer chose, so find_refusal finding them is right.
+ANSWERS_THAT_SAY_UNKNOWN = {
+    "conflictscore/run2/221428-9143cf": "IRRELEVANT: the document gives 'not enough information' on the claim",
+    "beyond/r3_cqa_counter/120344-0ff75f": "chooses option C, 'Uncertain.'",
+    "beyond/r1_madam/120026-d773db": "the agent's answer is 'Unknown'",
+}
+
+
+def test_find_refusal_recognises_every_refusal_phrasing_of_the_corpus():
+    from conflict_eval.answers.refusal import find_refusal
+
+    phrasings = [r for r in SHAPES if r["id"].startswith("shape/refusal/")]
+    assert len(phrasings) >= 40
+    missed = [r["reply"] for r in phrasings if find_refusal(r["reply"]) is None]
+    assert not missed, missed
+
+
+def test_find_refusal_has_no_false_positive_on_the_corpus_answers(real_rows, second_rows):
+    from conflict_eval.answers.refusal import find_refusal
+
+    rows = [dict(r, corpus="shapes") for r in SHAPES] + real_rows + second_rows
+    answers = [r for r in rows if not {"refusal", "unreadable", "free_text"} & set(r["meaning"])]
+    flagged = {r["id"] for r in answers if find_refusal(r["reply"]) is not None}
+    assert flagged == set(ANSWERS_THAT_SAY_UNKNOWN), sorted(flagged ^ set(ANSWERS_THAT_SAY_UNKNOWN))

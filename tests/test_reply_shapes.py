@@ -104,7 +104,7 @@ def test_choice_span_points_into_the_original_over_long_reply():
     ("<a> B. Paris </a>\n\nExplanation: ...", "<a>B. Paris</a>"),
     ("<A>C</A>", "<a>C</a>"),
     ("<a>B</a>\n\nEvidence: ... Question: ... <a>C</a>", "<a>B</a>"),
-    ("<a>C. Great Britain\nmore text", "<a>C. Great Britain</a>"),
+    ("<a>C. Great Britain\nmore text", "<a>C. Great Britain\nmore text</a>"),  # read on (issue 42); parse_choice: C
     ("<a>C. Great Brit", "<a>C. Great Brit</a>"),  # truncated at the token limit
     ("The answer is <a>B</a>.", "<a>B</a>"),
     ("<a></a>", None),

@@ -25,6 +25,7 @@ from conflict_eval.answers.reply import (
     reported,
     restore_prefill,
     revised,
+    revised_tag,
     tag_bodies,
 )
 
@@ -46,6 +47,7 @@ __all__ = [
     "reported",
     "restore_prefill",
     "revised",
+    "revised_tag",
     "tag_bodies",
 ]
 

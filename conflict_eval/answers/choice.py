@@ -175,7 +175,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 from conflict_eval.answers.letters import (
-    _ANSWER_TAGS, _BARE_RE, _DELIM_RE, _PAREN_RE, _PHRASE_RE, _VERDICT_AFTER_RE,
+    _ANSWER_TAGS, _BARE_RE, _DELIM_RE, _HEDGE_LETTER_RE, _HEDGE_RE, _PAREN_RE, _PHRASE_RE, _VERDICT_AFTER_RE, FINAL_MARKERS,
     _describe_letters, _lead, _more_letters, _normalise_letters, _read_letter,
 )
 from conflict_eval.answers.refusal import find_refusal
@@ -294,6 +294,13 @@ def _rule_phrase(text: str) -> list[Candidate]:
         if got is not None:
             final = text[m.start():m.start() + 5].lower() == "final"
             found.append((*got, _more_letters(text, *got, None), m.start(), final))
+    for pattern in FINAL_MARKERS:  # \boxed{B}, {"answer": "B"}, | Final | B |: final answers
+        for m in pattern.finditer(text):
+            found.append((m.group(1), m.start(1), _more_letters(text, m.group(1), m.start(1), None), m.start(), True))
+    for m in _HEDGE_RE.finditer(text):  # "I think it's B.", "Probably B."
+        h = _HEDGE_LETTER_RE.match(text, m.end())
+        if h is not None and _read_letter(text, h.start(1)) is not None:
+            found.append((h.group(1), h.start(1), _more_letters(text, h.group(1), h.start(1), None), m.start(), False))
     for m in _VERDICT_AFTER_RE.finditer(text):
         letter = m.group(1)
         if letter in "ai" or not _verdict_subject(text, m.start()):

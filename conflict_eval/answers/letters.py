@@ -129,7 +129,7 @@ _PHRASE_RE = re.compile(
     rf"\s+(?:to|for|of)\b[^.\n:]{{0,80}}?(?:\s+{_COPULA}|\s*:)"
     r"|"
     # "answer is B", "answer: B", "answer is: B", "answer - B", "answer B"
-    rf"(?:\s+{_COPULA})?\s*[:=\-–]?"
+    rf"(?:\s+{_COPULA})?\s*[:=\-–—]?"
     r")"
     r"\s*(?:(?:option|choice|letter)\b\s*)?",
     re.IGNORECASE,
@@ -149,6 +149,45 @@ _VERDICT_AFTER_RE = re.compile(
     r"[ \t]+(?:the[ \t]+)?(?:correct|right|best|true|most[ \t]+(?:likely|plausible|accurate))\b",
     re.IGNORECASE,
 )
+
+# --------------------------------------------------------------------------
+# Explicit final markers besides "Final answer:" (each one decides like it)
+# and hedges that name one option (issue 42, Deliver 1).
+
+#: ``\boxed{B}``, ``\boxed{\text{B}}``, ``\boxed{(B)}``.
+_BOXED_RE = re.compile(r"\\boxed[ \t]{0,3}\{[ \t]{0,3}(?:\\(?:text|textbf|mathrm|mathbf)[ \t]{0,3}\{[ \t]{0,3})?[(\[]?"
+                       r"[ \t]{0,3}([A-Za-z])[ \t]{0,3}[)\]]?[ \t]{0,3}\}")
+#: A JSON object's answer field: ``{"answer": "B"}``, ``"final_answer": "(B) Paris"``.
+_JSON_ANSWER_RE = re.compile(r"[\"'](?:final[_ ]?)?answer[\"'][ \t]*:[ \t]*[\"'][ \t]*[(\[]?([A-Za-z])"
+                             r"(?![A-Za-z0-9'’_-])", re.IGNORECASE)
+#: A markdown table row labelled final: ``| **Final answer** | **B** |``.
+_TABLE_FINAL_RE = re.compile(r"^[ \t]*\|[ \t*_]*(?:final(?:[ \t]+(?:answer|choice|option))?|answer)[ \t*_:]*\|"
+                             r"[ \t*_`]*[(\[]?([A-Za-z])(?![A-Za-z0-9'’_-])", re.IGNORECASE | re.MULTILINE)
+FINAL_MARKERS = (_BOXED_RE, _JSON_ANSWER_RE, _TABLE_FINAL_RE)
+
+#: A hedge that names one option: "I think it's B.", "Probably B.", "It's B.",
+#: "My best guess is B", "I'd say (C)". The letter must end its clause (a
+#: period, comma, line end, or "because ..."), so "I think B is wrong" is not
+#: a hedge for B.
+_HEDGE_RE = re.compile(
+    r"(?<![\w'’])(?:i[ \t]+(?:think|believe|guess|suspect|reckon)(?:[ \t]+(?:that|it['’]s|it[ \t]+is|it[ \t]+would[ \t]+be))?"
+    r"|(?:my[ \t]+)?(?:best[ \t]+)?guess[ \t]*(?:is|would[ \t]+be|:)|probably|most[ \t]+likely|likely"
+    r"|it['’]s|it[ \t]+is|i['’]d[ \t]+(?:say|go[ \t]+with)|i[ \t]+would[ \t]+say|(?:i['’]m[ \t]+|i[ \t]+am[ \t]+)?leaning"
+    r"[ \t]+towards?|i[ \t]+lean[ \t]+towards?)(?![\w'’])",
+    re.IGNORECASE,
+)
+#: After a hedge phrase (and at most a few spaces, a colon, "option"): one
+#: letter that ends its clause. Bounded runs only, so a hedge followed by
+#: 20,000 spaces is read in linear time.
+_HEDGE_LETTER_RE = re.compile(
+    r"[ \t]{0,3}:?[ \t]{1,3}(?:(?:option|choice|answer)[ \t]{1,3})?[*_\"'`“‘(\[]{0,3}([A-Za-z])[)\]*_\"'`”’]{0,3}"
+    r"(?=[ \t]{0,3}(?:[.!,;:]|\r?$|\n)|[ \t]{1,3}(?:because|since|as)\b|[ \t]{1,3}[—–-])",
+    re.IGNORECASE,
+)
+
+#: What makes a line plainly list options rather than explain a choice: no
+#: sentence punctuation or dash between two bracketed letters ("(A) Paris (B) London").
+_EXPLAINS = re.compile(r"[.;:!?—–]|\s-\s")
 
 _JOIN_RE = re.compile(r"[ \t]*(?:,|/|&|\band\b|\bor\b)[ \t]*", re.IGNORECASE)
 
@@ -273,8 +312,11 @@ def _lead(text: str, allowed: str) -> tuple[str, int, int] | None:
         return None
     following = chr(ord(got[0]) + 1)
     rest = text[got[1] + 1:first[1]]
-    if f"({following})" in rest or f"[{following}]" in rest:
-        return None  # "(A) Paris (B) London": a listing on one line
+    bracketed = got[1] > 0 and text[got[1] - 1] in "(["
+    for mark in (f"({following})", f"[{following}]"):
+        at = rest.find(mark)
+        if bracketed and at >= 0 and not _EXPLAINS.search(rest, 1, at):
+            return None  # "(A) Paris (B) London": a listing on one line, not "A — ... (B) is wrong"
     after = next(lines, None)
     if after is not None:
         nxt = _line_choice(text, *after)

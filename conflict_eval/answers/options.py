@@ -31,6 +31,12 @@ are tried in three tiers, and the first tier with exactly one option decides:
 the same normalised text, the same content words, then (a)-(d). Two or more
 options in the deciding tier is ``unmatched`` ("several options match").
 
+Two further rules come first (issue 42): a parenthetical gloss ending the
+answer is not part of it ("moving forward (the first option)" is "moving
+forward"), and an answer that joins two answers by "or" ("rest or falling
+asleep", "bus depot or bridge"), each naming a different option, is a hedge
+across options: ``unmatched``, never the last option named.
+
 Total and linear: any strings give an :class:`OptionMatch`; each side is
 read up to :data:`~conflict_eval.answers.MAX_REPLY_CHARS` characters.
 
@@ -202,9 +208,38 @@ def match_option(answer: str, options: list[str]) -> OptionMatch:
     'several options match (0, 1)'
     >>> match_option("", ["a", "b"]).reason
     'empty answer'
+    >>> match_option("rest or falling asleep", ["rest", "falling asleep"]).reason
+    'hedge across options (0, 1)'
+    >>> match_option("bus depot (or possibly a train station)", ["bus depot", "train station"]).option
+    'bus depot'
     """
     if not isinstance(options, (list, tuple)) or not options:
         return OptionMatch(None, None, "no options")
+    answer = clip(answer if isinstance(answer, str) else "", "head")
+    opening = answer.rfind("(")
+    if opening > 0 and answer[:opening].strip() and _GLOSS_RE.fullmatch(answer, opening):
+        answer = answer[:opening]  # "moving forward (the first option)": the gloss is not the answer
+    whole = _match(answer, options)
+    if whole.matched and read_words(answer).text == read_words(whole.option).text:
+        return whole  # an option that is itself "X or Y"
+    parts = [p for p in _OR_RE.split(answer) if p.strip()] if len(answer) <= _SHORT else []
+    if len(parts) > 1:
+        named = {m.index for m in (_match(p, options) for p in parts) if m.matched}
+        if len(named) > 1:
+            return OptionMatch(None, None, f"hedge across options ({', '.join(map(str, sorted(named)))})")
+    return whole
+
+
+#: A parenthetical gloss ending the answer ("(the first option)", "(or possibly a train station)"),
+#: matched from its opening bracket only (one anchored match: linear).
+_GLOSS_RE = re.compile(r"\([^()\n]{0,200}\)[ \t.!]{0,20}")
+_SHORT = 300
+"""A hedge across options is a short answer; a longer one is not split on "or"."""
+#: A disjunction between two answers: "rest or falling asleep", "bus depot / bridge", "either X or Y".
+_OR_RE = re.compile(r"\b(?:or|either)\b|/", re.IGNORECASE)
+
+
+def _match(answer: str, options: list[str]) -> OptionMatch:
     a = read_words(answer)
     if not a.text:
         return OptionMatch(None, None, "empty answer")

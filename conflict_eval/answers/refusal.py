@@ -24,7 +24,9 @@ will not answer:
   options``, ``neither A nor B``;
 * ``not enough`` / ``insufficient`` / ``no sufficient`` *information,
   evidence, context, data, details* (``The documents do not contain enough
-  information``, ``There is insufficient evidence``);
+  information``, ``There is insufficient evidence``, ``the evidence is
+  insufficient``);
+* ``it is unclear which / whether ...``, ``I have no way of knowing``;
 * a whole reply that is only ``Not sure``, ``Unsure``, ``No idea``, ``idk``,
   ``No answer``, ``Can't say`` / ``Cannot tell`` (markup and final
   punctuation aside). ``Unknown``, ``None``, ``N/A`` are not refusals: they
@@ -103,6 +105,12 @@ _REFUSAL_RE = re.compile(
         # not enough information / insufficient evidence
         rf"(?:\bnot|\bno|n't)[ \t]+(?:\w+[ \t]+)?(?:enough|sufficient|adequate)[ \t]+(?:\w+[ \t]+)?{_INFO}\b",
         rf"\b(?:insufficient|inadequate)[ \t]+(?:\w+[ \t]+)?{_INFO}\b",
+        # the evidence is insufficient / the context is not enough
+        rf"\b{_INFO}[ \t]+(?:is|are|was|were|seems?|remains?)[ \t]+(?:simply[ \t]+)?(?:insufficient|inadequate"
+        r"|not[ \t]+(?:enough|sufficient|adequate))\b",
+        # it is unclear which option is correct / I have no way of knowing
+        r"\b(?:it[ \t]+is|it's|it[ \t]+remains)[ \t]+(?:unclear|not[ \t]+clear)[ \t]+(?:which|what|whether|who)\b",
+        r"\bi[ \t]+have[ \t]+no[ \t]+(?:way|means)[ \t]+(?:of|to)[ \t]+(?:know|knowing|tell|telling|determin\w*)\b",
     )),
     re.IGNORECASE,
 )
@@ -172,6 +180,9 @@ _SLOT_OPENING_RE = re.compile(
 )
 
 _MARKUP = " \t\r\n*_`\"'.!<>"
+#: A closing courtesy line after a short refusal: not part of what the reply says.
+_COURTESY_RE = re.compile(r"\n[ \t\r\n]*(?:hope (?:this|that) helps|let me know if|happy to help)[^\n]{0,80}$",
+                          re.IGNORECASE)
 
 
 def _sincere(text: str, start: int, end: int) -> bool:
@@ -212,7 +223,8 @@ def find_refusal(text: str, *, answer_slot: bool = False) -> Refusal | None:
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     written = clip(text, "head")
     text = fold_quotes(written)  # one for one: offsets in ``text`` are offsets in ``written``
-    bare = text.strip(_MARKUP)
+    courtesy = _COURTESY_RE.search(text, max(0, len(text) - 160))  # a closing line: the last characters only
+    bare = (text[:courtesy.start()] if courtesy else text).strip(_MARKUP)  # "Not sure.\n\nHope this helps!"
     whole = " ".join(bare.split()).lower()
     if whole in _WHOLE_REPLY_REFUSALS or (answer_slot and whole in _SLOT_WORDS):
         start = text.index(bare)

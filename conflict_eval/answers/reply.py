@@ -173,7 +173,8 @@ _SOURCE_WORD = re.compile(
 _REVISION_RE = re.compile(
     r"\b(?:actually|wait|no[,.!:;]|correction|scratch[ \t]+that|on[ \t]+(?:second[ \t]+thought|reflection)"
     r"|upon[ \t]+(?:reflection|review)|(?:I[ \t]+was|that[ \t]+is|that['’]s|this[ \t]+is)[ \t]+(?:wrong|incorrect)"
-    r"|mistake|reconsider\w*|re-?reading|correcting)",
+    r"|mistake|reconsider\w*|re-?reading|correcting|I[ \t]+revise|revis(?:ed|ing)[ \t]+(?:my[ \t]+)?answer"
+    r"|final[ \t]*:)",
     re.IGNORECASE,
 )
 
@@ -186,6 +187,39 @@ def revised(text: str, start: int, end: int) -> bool:
     (True, False)
     """
     return _REVISION_RE.search(text, start, max(start, end)) is not None
+
+
+def _says(text: str, tag: Tag) -> str:
+    return tag.body(text).strip().strip("()[].*_ ").casefold()
+
+
+def revised_tag(text: str, tags: Sequence[Tag]) -> Tag | None:
+    """The answer tag that counts among ``tags`` (closed tags of ``text``, in
+    order): the first, or a later one with another answer that comes after a
+    revision (:func:`revised`: "actually", "on second thought", "Final:")
+    standing between it and the tag before it. ``None`` when two tags give
+    different answers with no revision between them (ambiguous: never a pick).
+
+    >>> text = "<a>A</a> no, <a>C</a>"
+    >>> revised_tag(text, tag_bodies(text, "a")).body(text)
+    'C'
+    >>> revised_tag("<a>A</a> and <a>C</a>", tag_bodies("<a>A</a> and <a>C</a>", "a")) is None
+    True
+    """
+    tags = [t for t in tags if _says(text, t).strip(".…")] or list(tags[:1])  # "<a>...</a>": the template, echoed
+    chosen = tags[0]
+    for prev, tag in zip(tags, tags[1:]):
+        if _says(text, tag) != _says(text, chosen):
+            if not revised(text, prev.stop, tag.start):
+                return None
+            chosen = tag
+    return chosen
+
+
+#: Where a reply that continues a few-shot pattern starts inventing the next
+#: example (the End-to-End and Few-Shot prompts' own example openings).
+_INVENTED = re.compile(r"^[ \t]*(?:(?:Evidence|Question|Input)[ \t]*:|According[ \t]+to[ \t]+the[ \t]+evidence"
+                       r"[ \t]+provided\b)", re.IGNORECASE | re.MULTILINE)
 
 
 def reported(text: str, start: int) -> bool:
@@ -283,22 +317,31 @@ def first_tagged_answer(reply: str) -> tuple[str | None, str | None]:
     reply has a tag of its own. A reply that opens ``<a>`` but never closes it (small
     models often stop after "C. Great Britain"; a chat reply cut at the token
     limit stops after "The final answer is: <a>A") is read from that ``<a>``
-    up to the end of its line. No tag, or an empty answer, is a failure. Only
-    the first :data:`MAX_REPLY_CHARS` characters are read.
+    on (to the end of its own answer, see below). No tag, or an empty answer, is a failure. Only
+    the first :data:`MAX_REPLY_CHARS` characters are read. A later tag counts
+    instead when the reply revises its answer before it ("Actually, wait",
+    "on second thought", "Final:"; :func:`revised_tag`).
 
     >>> first_tagged_answer("<a>B</a>\\n\\nEvidence: ... <a>C</a>")
     ('<a>B</a>', None)
-    >>> first_tagged_answer("<a>C. Great Britain\\nmore text")
+    >>> first_tagged_answer("<a>C. Great Britain\\nEvidence: an invented example")
     ('<a>C. Great Britain</a>', None)
     >>> first_tagged_answer("The final answer is: <a>A")
     ('<a>A</a>', None)
+    >>> first_tagged_answer("<a>D</a> Actually, wait: the date rules it out. <a>E</a>")
+    ('<a>E</a>', None)
     >>> first_tagged_answer("I think B")
     (None, 'no <a>...</a> answer')
     """
     reply = clip(reply, "head")
     tags = tag_bodies(reply, "a")
+    opened = _PREFILL_TAGS["<a>"].search(reply)
+    after = tags[0].stop if tags else opened.end() if opened is not None else 0
+    invented = _INVENTED.search(reply, after)
+    if invented is not None:  # the reply goes on inventing examples: only its own answer counts
+        reply = reply[:invented.start()]
+        tags = [t for t in tags if t.stop <= invented.start()]
     if not tags:
-        opened = _PREFILL_TAGS["<a>"].search(reply)
         if "</a>" in reply.lower() or opened is None:
             return None, "no <a>...</a> answer"
         start = opened.start()
@@ -306,12 +349,14 @@ def first_tagged_answer(reply: str) -> tuple[str | None, str | None]:
             start += 3
             while start < len(reply) and reply[start] in " \t":
                 start += 1
-        end = reply.find("\n", start)
-        first_line = reply[start:] if end < 0 else reply[start:end]
-        if not first_line.strip():
+        body = reply[start:].strip()
+        if not body:
             return None, "no <a>...</a> answer"
-        return f"<a>{first_line.strip()}</a>", None
-    first = next((t for t in tags if not reported(reply, reply.rfind("<", 0, t.start))), tags[0])
+        return f"<a>{body}</a>", None
+    own = [t for t in tags if not reported(reply, reply.rfind("<", 0, t.start))] or tags[:1]
+    first = revised_tag(reply, own)
+    if first is None:
+        return None, "ambiguous: answer tags differ with no revision between them"
     body = first.body(reply)
     if not body.strip():
         return None, "empty <a></a> answer"

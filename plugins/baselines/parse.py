@@ -31,10 +31,11 @@ import re
 import string
 from dataclasses import dataclass, field
 
-from conflict_eval.answers import clip, first_tagged_answer, parse_choice, reported, tag_bodies
+from conflict_eval.answers import clip, first_tagged_answer, parse_choice, reported, revised_tag, tag_bodies
 
 _T_CLOSE = re.compile(r"</t>", re.I)
 _FINAL_PHRASE = re.compile(r"so the final answer is", re.I)
+_INTERMEDIATE = re.compile(r"intermediate[ \t]+answer[ \t]*:", re.I)
 _FOLLOW_UP = re.compile(r"follow[ \t]*up[ \t]*:", re.I)
 _COMPARATIVE_LABEL = re.compile(r"\bANSWER[ \t]*([12])(?![0-9])", re.I)
 _LABEL_QUALIFIER = re.compile(
@@ -43,6 +44,7 @@ _LABEL_MARKUP = " \t*_"
 _NEXT_LABEL = re.compile(r"\bANSWER[ \t]*[12](?![0-9])|\bfinal[ \t]+answer\b", re.I)
 _A_TAG = re.compile(r"</?a[ \t]*>", re.I)
 _INPUT = re.compile(r"^[ \t]*Input[ \t]*:", re.M)
+_NEXT_EXAMPLE = re.compile(r"^[ \t]*(?:Evidence|Question|Input)[ \t]*:", re.M | re.I)
 
 
 def _answer_tags(reply: str, pos: int = 0) -> list[str]:
@@ -90,6 +92,12 @@ def _no_answer(reply: str, reason: str, **parts) -> Extraction:
     return _fail(parsed.reason if parsed.refused else reason, **parts)
 
 
+def _reads(region: str) -> bool:
+    """Whether an untagged answer region names a letter for the shared reader
+    (any letter: the metric reads it again against the item's own letters)."""
+    return parse_choice(_A_TAG.sub(" ", region), string.ascii_uppercase).ok
+
+
 def _tag(body: str) -> str:
     return f"<a>{body.strip()}</a>"
 
@@ -101,11 +109,17 @@ def parse_few_shot(reply: str) -> Extraction:
     The prompt ends inside ``<a>``; a reply that never writes ``</a>`` (small
     models often stop after "C. Great Britain") is read up to the end of its
     first line, the same span End-to-End's metric reads. A reply with no
-    ``<a>`` at all, or an empty first line, has no answer."""
+    ``<a>`` at all is read by the shared letter reader up to any example it
+    goes on inventing (an ``Evidence:``/``Question:`` line)."""
     reply = clip(reply, "head")
     segment, reason = first_tagged_answer(reply)
     if segment is None:
-        return _no_answer(reply, reason)
+        # No answer tag: the reply up to any example it goes on inventing
+        # ("Evidence: ..."), read by the shared letter reader.
+        own = _NEXT_EXAMPLE.split(reply, maxsplit=1)[0].strip()
+        if not _reads(own):
+            return _no_answer(reply, reason)
+        return Extraction(own, parts={"untagged": True})
     unclosed = not tag_bodies(reply, "a")
     return Extraction(segment, parts={"unclosed_tag": True} if unclosed else {})
 
@@ -119,8 +133,11 @@ def _letter_or_text(body: str) -> str:
 
 def parse_cot(reply: str) -> Extraction:
     """CoT (Fig. 12) and GKP's answer phase (Fig. 16): ``<t>thought</t>`` and
-    then ``<a>answer</a>``. With the thought closed, the answer is the first
-    ``<a>...</a>`` after it (an ``<a>`` inside the thought does not count).
+    then ``<a>answer</a>``. With the thought closed, the answer region is what
+    follows ``</t>``: its first ``<a>...</a>`` (a later one after a revision,
+    :func:`conflict_eval.answers.reply.revised_tag`), or, untagged, the whole
+    region, read by the shared letter reader (``# Answer: C`` -> C; an
+    ``<a>`` inside the thought does not count).
 
     A reply that never closes the thought (chat models often write
     ``**Thought:** ... **Answer:** <a>A</a>`` with no ``</t>``) is read when it
@@ -153,17 +170,27 @@ def parse_cot(reply: str) -> Extraction:
     thought = reply[: close.start()]
     opened = thought.lower().find("<t>")
     thought = thought[opened + 3:] if opened >= 0 else thought
-    found = _answer_tags(reply, close.end())
+    region = reply[close.end():]
+    found = tag_bodies(region, "a")
     if not found:
-        return _no_answer(reply[close.end():], "no <a>...</a> answer after the thought", thought=thought.strip())
-    if not found[0].strip():
+        # "</t>" then "# Answer: C", "**Answer:** C — solemn", "My answer: option A":
+        # the region after the thought is the answer, read by the shared letter reader.
+        if not _reads(region):
+            return _no_answer(region, "no <a>...</a> answer after the thought", thought=thought.strip())
+        return Extraction(region.strip(), parts={"thought": thought.strip(), "untagged": True})
+    chosen = revised_tag(region, found)
+    if chosen is None:
+        return _fail("ambiguous: answer tags after the thought differ with no revision", thought=thought.strip())
+    if not chosen.body(region).strip():
         return _fail("empty <a></a> answer", thought=thought.strip())
-    return Extraction(_tag(found[0]), parts={"thought": thought.strip()})
+    return Extraction(_tag(chosen.body(region)), parts={"thought": thought.strip()})
 
 
 def parse_self_ask(reply: str) -> Extraction:
     """Self-Ask (Fig. 13): the last ``<a>...</a>``; failing that, Self-Ask's
-    original closing line "So the final answer is: X" (its last occurrence)."""
+    original closing line "So the final answer is: X" (its last occurrence);
+    failing that, what follows the last "Intermediate answer:" line (the whole
+    reply if none), read by the shared letter reader (``untagged``)."""
     reply = clip(reply, "tail")
     follow_ups = []
     for line in reply.splitlines():
@@ -179,7 +206,16 @@ def parse_self_ask(reply: str) -> Extraction:
     phrase = _rest_of_line(reply, last.end()) if last is not None else ""
     if phrase.strip():
         return Extraction(_tag(phrase), parts={"follow_ups": follow_ups})
-    return _no_answer(reply, "no <a>...</a> answer and no 'So the final answer is'", follow_ups=follow_ups)
+    # Neither: what follows the last intermediate answer's line goes to the
+    # shared letter reader ("**Answer:** B", "\\boxed{B}").
+    cut = 0
+    for m in _INTERMEDIATE.finditer(reply):
+        end = reply.find("\n", m.end())
+        cut = len(reply) if end < 0 else end
+    region = reply[cut:].strip()
+    if not _reads(region):
+        return _no_answer(reply, "no <a>...</a> answer and no 'So the final answer is'", follow_ups=follow_ups)
+    return Extraction(region, parts={"follow_ups": follow_ups, "untagged": True})
 
 
 def _comparative_parts(reply: str) -> dict[str, str]:

@@ -226,13 +226,39 @@ def _lower_case(text: str) -> bool:
     return text[:1].isalpha() and text[:1].islower()
 
 
-def _split_long(item: _Long, known: set[str], by_case: bool) -> Triplet | None:
-    """(subject, relation, object) around the first relation element, or None."""
+#: How relations are worded (the vocabulary that decides between two lower-case
+#: elements): a verb phrase ending in a preposition ("written by", "based
+#: in"), a copula or past-tense verb opening ("is", "was born"), or a property
+#: noun of the knowledge graphs the datasets come from ("occupation", "instance of").
+_RELATION_SHAPE = re.compile(
+    r"(?:^|\s)(?:by|in|of|on|at|to|for|with|from|as|into|under|about|after)$"
+    r"|^(?:is|was|are|were|has|had|have|became|won|created|wrote|founded|directed|produced|married)\b"
+    r"|^(?:occupation|genre|country|nationality|citizenship|spouse|employer|author|director|composer|"
+    r"performer|publisher|language|religion|sport|position|instance of|subclass of|part of|capital)$")
+
+
+def _split_long(item: _Long, known: set[str], by_case: bool) -> Triplet | str:
+    """(subject, relation, object) around the one element that can be the
+    relation, or why the item cannot be split for certain: a known relation
+    decides; without one, the one lower-case element (when the reply writes
+    relations in lower case), or of several lower-case ones the one worded
+    as a relation (:data:`_RELATION_SHAPE`: "written by" rather than "piika
+    ja emäntä"). Still two candidates is ambiguous, never a pick ("(Paimen,
+    piika ja emäntä, kirjoittaja, Auni Nuolivaara)": counted as rejected)."""
     values = item.elements
-    for r in range(1, len(values) - 1):
-        if _relation_key(values[r]) in known or (by_case and _lower_case(values[r])):
-            return _rejoin(item.raw[:r]), values[r], _rejoin(item.raw[r + 1:])
-    return None
+    inner = range(1, len(values) - 1)
+    candidates = [r for r in inner if _relation_key(values[r]) in known]
+    if not candidates and by_case:
+        candidates = [r for r in inner if _lower_case(values[r])]
+        shaped = [r for r in candidates if _RELATION_SHAPE.search(_relation_key(values[r]))]
+        if len(candidates) > 1 and len(shaped) == 1:
+            candidates = shaped  # only one of them is worded as a relation ("written by", "occupation")
+    if len(candidates) == 1:
+        r = candidates[0]
+        return _rejoin(item.raw[:r]), values[r], _rejoin(item.raw[r + 1:])
+    if candidates:
+        return f"ambiguous split, relation one of {[values[r] for r in candidates]}"
+    return "no relation element" if by_case else "no known relation (the reply capitalises relations)"
 
 
 def _items(text: str, out: TripletParse) -> list[Triplet | _Long]:
@@ -300,9 +326,8 @@ def parse_triplets(text: str, relations: Iterable[str] = ()) -> TripletParse:
             out.triplets.append(item)
             continue
         triplet = _split_long(item, known, by_case)
-        if triplet is None:
-            why = "no relation element" if by_case else "no known relation (the reply capitalises relations)"
-            out.rejected.append(f"{why} among {len(item.elements)} elements: ({item.content})")
+        if isinstance(triplet, str):
+            out.rejected.append(f"{triplet} among {len(item.elements)} elements: ({item.content})")
         else:
             out.triplets.append(triplet)
             out.recovered.append(triplet)
@@ -322,6 +347,9 @@ _NO_CONFLICT_RE = re.compile(
 _EXCEPTION_RE = re.compile(r"\b(?:except|apart from|other than|besides|save for|exception|the only conflict"
                            r"|one conflict|only one)\b", re.IGNORECASE)
 _LINE_LEAD = " \t*_`>-•+0123456789.)"
+#: A note after an explicit "[]" names a conflict only with one of these words
+#: (outside a "no conflicts" phrase): quoting a relation as agreeing does not.
+_CONFLICT_WORD_RE = re.compile(r"conflict|contradict|inconsisten|discrepan|disagree|clash", re.IGNORECASE)
 
 
 def _listed(text: str, g: _Group) -> bool:
@@ -340,6 +368,10 @@ def says_no_conflicts(reply: str, parsed: TripletParse) -> bool:
     """Whether a detection reply (Appendix C) says there are no conflicts.
 
     * an empty list ``[]`` and no item; or
+    * an explicit empty list ``[]`` first, then a note that names no conflict
+      (a note quoting a relation as agreeing, "(Paris, capital of, France)
+      agrees in every document", is still no conflicts; "... but (A, born
+      in, 1950) conflicts with ..." is not); or
     * a "no conflicts" statement in prose ("There are no conflicting
       relations.", "I don't see any relations that contradict each other")
       with no exception to it ("except", "apart from", "the only conflict",
@@ -352,6 +384,9 @@ def says_no_conflicts(reply: str, parsed: TripletParse) -> bool:
 
     >>> says_no_conflicts("[]", parse_triplets("[]"))
     True
+    >>> r = "[]\\n\\nNote: (Paris, capital of, France) agrees across documents."
+    >>> says_no_conflicts(r, parse_triplets(r))
+    True
     >>> says_no_conflicts("There are no conflicting relations.", parse_triplets("There are no conflicting relations."))
     True
     >>> r = "There are no conflicting relations: the schools (Westminster School, Concho, Grace Church School) differ."
@@ -362,6 +397,11 @@ def says_no_conflicts(reply: str, parsed: TripletParse) -> bool:
     False
     """
     text = fold_quotes(clip(reply or "", "head"))
+    groups = _top_groups(text)
+    if groups and text[groups[0].start] == "[" and not groups[0].content.strip():
+        # "[]" first, then a note: no conflicts, unless the note names one
+        note = _NO_CONFLICT_RE.sub(" ", text[groups[0].end + 1:])
+        return not (_CONFLICT_WORD_RE.search(note) or _EXCEPTION_RE.search(note))
     if not parsed.triplets and not parsed.rejected:
         # a placeholder item alone ("(entityA, relationship1, entityB)") does not count
         return parsed.empty_list or bool(_NO_CONFLICT_RE.search(text))

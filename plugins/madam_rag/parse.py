@@ -28,6 +28,8 @@ from conflict_eval.answers.text_metrics import normalize_squad
 # a marker followed by a long white-space run (and no colon) quadratic.
 _ANSWER = re.compile(r"\banswer[\s*]*:[\s*]*", re.I)
 _EXPLANATION = re.compile(r"\bexplanation\b", re.I)
+#: A parenthetical gloss ending the answer: "Abingdon, Illinois (Abingdon-Avon High School)."
+_GLOSS = re.compile(r"(\([^()\n]{1,200}\))[ \t.*]{0,20}")
 _ALL_CORRECT = re.compile(r"all\s+correct\s+answers?[\s*]*:[\s*]*", re.I)
 MAX_LIST_CHARS = 2000
 """A longer answer list is a failure (a 128-token reply is about 600 characters);
@@ -50,6 +52,8 @@ def parse_agent_answer(reply: str) -> AgentAnswer:
     AgentAnswer(answer='1963.', marked=True)
     >>> parse_agent_answer("**Answer:** Paris\\n**Explanation:** ...").answer
     'Paris'
+    >>> parse_agent_answer("Answer: Abingdon, Illinois (Abingdon-Avon High School). Explanation: ...").answer
+    'Abingdon, Illinois.'
     >>> parse_agent_answer("I think it is Paris.")
     AgentAnswer(answer='I think it is Paris.', marked=False)
     """
@@ -57,7 +61,12 @@ def parse_agent_answer(reply: str) -> AgentAnswer:
     m = _ANSWER.search(reply)
     start = m.end() if m else 0
     e = _EXPLANATION.search(reply, start)
-    return AgentAnswer(reply[start:e.start() if e else len(reply)].strip().strip("*").strip(), m is not None)
+    answer = reply[start:e.start() if e else len(reply)].strip().strip("*").strip()
+    opening = answer.rfind("(")
+    gloss = _GLOSS.fullmatch(answer, opening) if opening > 0 and answer[:opening].strip() else None
+    if gloss is not None:  # a gloss is not part of the answer: "Abingdon, Illinois (… High School)."
+        answer = answer[:opening].rstrip() + answer[gloss.end(1):].strip()
+    return AgentAnswer(answer, m is not None)
 
 
 def answers_unchanged(previous: list[str], current: list[str]) -> bool:

@@ -38,7 +38,7 @@ from inspect_ai.util import StoreModel, collect, span
 from pydantic import Field
 
 from conflict_eval.answers import loggable_output
-from conflict_eval.answers.failures import generate_checked
+from conflict_eval.answers.failures import ModelOutputError, generate_checked
 from conflict_eval.records import ConflictQA
 
 from . import prompts as P
@@ -127,6 +127,11 @@ def madam_rag(rounds: int = 3, max_tokens: int = 128) -> Solver:
                     prompts.append(P.AGENT_TEMPLATE.format(question=record.question, document=doc))
             outputs = await collect(*(call(p, f"MADAM-RAG agent {i + 1}") for i, p in enumerate(prompts)))
             store.agent_calls += len(outputs)
+            for i, o in enumerate(outputs):
+                if not o.completion.strip():
+                    # an empty agent reply is a failed call (retried under --retry-on-error),
+                    # never a blank turn shown to the other agents
+                    raise ModelOutputError(f"MADAM-RAG agent {i + 1}", "an empty reply", str(model))
             return [o.completion.strip() for o in outputs]
 
         async def aggregate(responses: list[str]) -> tuple[str, ModelOutput]:

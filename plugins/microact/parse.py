@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from conflict_eval.answers import clip
+from conflict_eval.answers import clip, revised
 
 ACTIONS: dict[str, tuple[str, ...]] = {
     "knowledge_gen": ("target",),
@@ -272,26 +272,35 @@ def parse_assert(reply: str) -> AssertParse:
     """The verdict of the assert helper: ``<c>1</c> <p>0.8</p>``.
 
     The verdict must be exactly one of 0/1 (several different verdicts are an
-    error); the confidence is optional but, when given, must be a number in
+    error, unless the reply revises its verdict before the later one --
+    "actually", "on reflection", "Final:" -- when the revised verdict and the
+    confidence after it count); the confidence is optional but, when given, must be a number in
     [0, 1] (a percentage like ``80%`` is read as 0.8). Only the first
     :data:`~conflict_eval.answers.MAX_REPLY_CHARS` characters are read.
 
     >>> parse_assert("<c>1</c> <p>0.9</p>")
     AssertParse(conflict=1, confidence=0.9, error=None)
+    >>> parse_assert("<c>0</c> actually, on reflection, they differ. Final: <c>1</c> <p>0.85</p>")
+    AssertParse(conflict=1, confidence=0.85, error=None)
     >>> parse_assert("They conflict.").error
     'no verdict in <c>...</c>'
     """
     reply = clip(reply, "head")
-    verdicts = {v.strip() for v in _C_TAG.findall(reply)}
-    if not verdicts:
+    tags = list(_C_TAG.finditer(reply))
+    if not tags:
         return AssertParse(None, error="no verdict in <c>...</c>")
+    chosen = tags[0]
+    for prev, tag in zip(tags, tags[1:]):  # a later verdict after a revision revises it
+        if tag.group(1).strip() != chosen.group(1).strip() and revised(reply, prev.end(), tag.start()):
+            chosen = tag
+    verdicts = {t.group(1).strip() for t in tags if t.start() >= chosen.start()}
     if len(verdicts) > 1:
         return AssertParse(None, error=f"several verdicts {sorted(verdicts)}")
     verdict = verdicts.pop()
     if verdict not in ("0", "1"):
         return AssertParse(None, error=f"verdict {verdict!r} is not 0 or 1")
     confidence = None
-    m = _P_TAG.search(reply)
+    m = _P_TAG.search(reply, chosen.end()) or (_P_TAG.search(reply) if chosen is tags[0] else None)
     if m:
         raw = m.group(1).strip()[:100]
         try:

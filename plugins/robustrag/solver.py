@@ -30,6 +30,8 @@ default). Aggregation:
 
 from __future__ import annotations
 
+import re
+
 import asyncio
 
 from inspect_ai.log import transcript
@@ -73,11 +75,19 @@ class RobustRAGStore(StoreModel):
 
 
 def clean(reply: str, family: str) -> str:
-    """The authors' reply cleaning: open models cut at the first blank line."""
+    """The authors' reply cleaning: open models cut at the first blank line.
+
+    Ours (issue 42): blank lines before the answer are skipped and a line of
+    white space (``"\\r\\n\\r\\n"``, trailing spaces) is a blank line too, so
+    the cut never leaves an empty answer or keeps a second paragraph."""
     if family == "open":
-        cut = reply.find("\n\n")
-        reply = reply if cut < 0 else reply[:cut]
+        reply = reply.lstrip()
+        cut = _BLANK_LINE.search(reply)
+        reply = reply if cut is None else reply[:cut.start()]
     return reply.strip()
+
+
+_BLANK_LINE = re.compile(r"\n[ \t\r]*\n")
 
 
 def passage(hit) -> str:

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from conflict_eval.answers import ChoiceParse, parse_choice
+from conflict_eval.answers import ChoiceParse, parse_choice, revised
 from conflict_eval.records import LETTERS
 
 LABELS = ("SUPPORTS", "CONTRADICTS", "IRRELEVANT")
@@ -311,9 +311,16 @@ def parse_label(reply: str) -> LabelParse:
         for obj in ([value] if isinstance(value, dict) else value if isinstance(value, list) else []):
             if isinstance(obj, dict) and _answer_of(obj)[0]:
                 verdicts.append(obj)
-    if verdicts:
-        return _label_from_object(verdicts[-1])
     standalone, embedded = _text_verdicts(text)
+    if verdicts:
+        # A verdict in text after the JSON object, past a revision ("... on
+        # reflection ... so the correct label is CONTRADICTS"), revises it.
+        spans = _json_spans(text)
+        json_end = spans[-1][1] if spans else 0
+        later = sorted(v for v in standalone + embedded if v[0] >= json_end)
+        if later and normalise_label(later[-1][1]) and revised(text, json_end, later[-1][0]):
+            return LabelParse(normalise_label(later[-1][1]))
+        return _label_from_object(verdicts[-1])
     found = standalone or embedded
     if found:
         word = found[-1][1]

@@ -57,6 +57,14 @@ _LABEL_ANYWHERE = re.compile(
     r"\bverdict[ \t]*(?:[*_]{1,2}[ \t]*)?[:=][ \t]*(?:[*_]{1,2}[ \t]*)?(yes|no)(?![\w'’/])", re.IGNORECASE)
 
 
+#: The question answered in words at the start of the reply: "The reasoning
+#: (does not) over-rationalize(s)", "It over-rationalizes", "This is (not) over-rationalization".
+_STATED = re.compile(
+    r"(?:the[ \t]+)?(?:reasoning|model|response|trace|it|this)[ \t]+"
+    r"(?:(does[ \t]+not|doesn't|did[ \t]+not|didn't|is[ \t]+not|isn't)[ \t]+)?(?:an?[ \t]+(?:case[ \t]+of[ \t]+)?)?"
+    r"(?:over-?rationali[sz](?:es?|ed|ing|ation)\b)", re.IGNORECASE)
+
+
 def _line_verdict(line: str, first: bool) -> bool | None:
     """The verdict a line stands for, or None.
 
@@ -77,6 +85,10 @@ def _line_verdict(line: str, first: bool) -> bool | None:
         if _closes(rest) or ((first or label is not None) and _GOES_ON.match(rest)):
             return m.group(1).lower() == "yes"
         return None
+    if first:  # "The reasoning does not over-rationalize: ..." states the verdict in words
+        said = _STATED.match(line, pos)
+        if said is not None:
+            return said.group(1) is None
     tail = None
     for tail in _LABEL_ANYWHERE.finditer(line):
         pass
@@ -100,6 +112,8 @@ def parse_verdict(reply: str) -> VerdictParse:
     >>> parse_verdict("**YES** - it says both birthplaces can be right.")
     VerdictParse(rationalizes=True, error=None)
     >>> parse_verdict("The reasoning picks the evidence.\\nVerdict: no")
+    VerdictParse(rationalizes=False, error=None)
+    >>> parse_verdict("The reasoning does not over-rationalize: it rejects the evidence.")
     VerdictParse(rationalizes=False, error=None)
     >>> parse_verdict("It is hard to say yes or no.").error
     'no YES/NO verdict at the start or on its own line'

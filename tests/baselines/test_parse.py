@@ -17,16 +17,25 @@ def test_few_shot_takes_the_first_answer_and_ignores_continued_examples():
     unclosed = parse_few_shot("<a>C. Great Britain\n\nEvidence: more")
     assert unclosed.answer == "<a>C. Great Britain</a>" and unclosed.parts == {"unclosed_tag": True}
     assert parse_few_shot("<a>\n\nEvidence: x").reason == "no <a>...</a> answer"
-    assert parse_few_shot("I think C").reason == "no <a>...</a> answer"
+    # untagged: the shared letter reader reads the reply (a hedge naming one option is that option)
+    assert parse_few_shot("I think C").answer == "I think C"
+    assert parse_few_shot("**Answer:** C\n\nEvidence: invented").answer == "**Answer:** C"
+    assert parse_few_shot("I wonder").reason == "no <a>...</a> answer"
     assert parse_few_shot("<a></a>").reason == "empty <a></a> answer"
 
 
 def test_cot_needs_closed_thought_then_answer():
-    ok = parse_cot("<t>Evidence says (A); I know B.</t>\n<a>B</a> and later <a>C</a>")
+    ok = parse_cot("<t>Evidence says (A); I know B.</t>\n<a>B</a> and later <a>B</a>")
     assert ok.answer == "<a>B</a>" and ok.parts["thought"] == "Evidence says (A); I know B."
+    # two different answers after the thought and no revision: ambiguous, never a pick (issue 42)
+    assert parse_cot("<t>x</t>\n<a>B</a> and later <a>C</a>").reason.startswith("ambiguous")
     # an <a> inside the thought is not the answer
     inside = parse_cot("<t>maybe <a>A</a> ...</t> nothing after")
     assert inside.reason == "no <a>...</a> answer after the thought"
+    # untagged after </t>: the region goes to the shared letter reader (issue 42)
+    for region in ("# Answer: C", "**Answer:** C — solemn", "My answer: option A (web page)"):
+        assert parse_cot(f"<t>x</t>\n{region}").answer == region
+    assert parse_cot("<t>x</t><a>D</a> Actually, wait: no. <a>E</a>").answer == "<a>E</a>"
     assert parse_cot("<t>I think it is A. Answer: A").reason == "thought not closed with </t>"
     assert parse_cot("<t>x</t><a> </a>").reason == "empty <a></a> answer"
     assert parse_cot("<T>x</T><A>d</A>").answer == "<a>d</a>"  # tags case-insensitive

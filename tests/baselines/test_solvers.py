@@ -81,7 +81,7 @@ def test_malformed_replies_are_parse_failures_and_counted(log_dir):
     replies = [
         "France.</t> <a>A</a>",                      # right
         "It is Dickens, (C) fits best. Answer: C",    # thought never closed -> failure
-        "Gold is Au.</t> so the answer is C",          # no <a> after thought -> failure
+        "Gold is Au.</t> so gold it is",               # no answer after thought -> failure
         "The evidence says so.</t><a>A</a>",          # parsed, wrong, = conflict option -> misled
     ]
     model, log = _run("cot", replies, log_dir, limit=4)

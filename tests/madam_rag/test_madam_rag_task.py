@@ -225,3 +225,31 @@ def test_a_lone_agent_gets_the_round_one_prompt_again(log_dir):
     store = _store(log.samples[0])
     assert store["stop_reason"] == "early_stop" and store["final_round"] == 2
     assert store["final_answers"] == ["Marlowe"]
+
+
+def test_an_empty_agent_reply_is_an_error_retried_not_a_blank_turn(log_dir):
+    """Issue 42: an empty agent reply is a failed call (a sample error that
+    ``--retry-on-error`` runs again), never a blank line the other agents see."""
+    from inspect_ai import Task
+    from inspect_ai.dataset import MemoryDataset
+
+    from conflict_eval.plugins.madam_rag.solver import madam_rag
+    from conflict_eval.records import ConflictQA, Passage, to_sample
+
+    record = ConflictQA(id="q1", dataset="two_docs", question="Who wrote Hamlet?", answers=["Shakespeare"],
+                        evidence=[Passage(text="Hamlet is by Shakespeare."), Passage(text="Hamlet is by Marlowe.")])
+    task = Task(dataset=MemoryDataset([to_sample(record)]), solver=madam_rag())
+    [log] = inspect_eval(task, model=scripted_model(["Answer: Shakespeare. Explanation: doc.", "  \n"]),
+                         log_dir=log_dir, display="none")
+    assert log.status == "error" and "MADAM-RAG agent 2" in log.error.message and "empty reply" in log.error.message
+
+    replies = iter(["Answer: Shakespeare. Explanation: doc.", "",  # first try: agent 2 empty -> error
+                    "Answer: Shakespeare. Explanation: doc.", "Answer: Marlowe. Explanation: doc.",  # retry
+                    'All Correct Answers: ["Shakespeare", "Marlowe"]. Explanation: both.',
+                    "Answer: Shakespeare. Explanation: same.", "Answer: Marlowe. Explanation: same."])
+    model = scripted_model(lambda prompt: next(replies))
+    [log] = inspect_eval(task, model=model, log_dir=log_dir, display="none", retry_on_error=1)
+    assert log.status == "success", log.error
+    assert len(model.script.calls) == 7  # 2 of the failed try, then 2 agents + 1 aggregation + 2 agents (early stop)
+    store = _store(log.samples[0])
+    assert all(r.strip() for entry in store["rounds"] for r in entry["responses"])
