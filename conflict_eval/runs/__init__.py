@@ -1,14 +1,15 @@
 """Runs: suites of tasks x models, their cost before and during a run, and
 whether they finished.
 
-* :mod:`.spec` -- suite files (parsing, validation with file and line);
+* :mod:`.spec` -- suite files (parsing, validation with file and line; the checks in :mod:`.spec_checks`);
 * :mod:`.registered` -- which tasks and model providers a suite may name;
 * :mod:`.run` -- Inspect tasks per model, ``eval_set``, signals;
 * :mod:`.status` -- completion read from the logs (``suite status``);
 * :mod:`.estimate` -- calls, tokens and $ before a run (``suite estimate``);
 * :mod:`.budget` -- a suite-wide $ budget;
 * :mod:`.batch_stop` -- batches left at the provider by Ctrl-C or SIGTERM: cancelled, or listed;
-  batches that cannot finish, ended (with :mod:`.batch_faults`: one error per request, its cause);
+  batches that cannot finish, ended (with :mod:`.batch_faults`: one error per request, its cause;
+  :mod:`.batch_record`: what is said and kept about them, the billed-but-unread file);
 * :mod:`.cards` -- reproduction cards (``cards/*.yaml``): validation and the verdict;
 * :mod:`.reproduce` -- running a card: estimate, run, per-sample values for the paper-vs-ours table;
 * :mod:`.plan`, :mod:`.worker` -- many machines on Inspect's capture and selection protocol;

@@ -57,17 +57,21 @@ from __future__ import annotations
 
 import functools
 import json
-import sys
 import threading
 import time
 from pathlib import Path
-from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from conflict_eval.components.endpoint import redact, redact_url
+from conflict_eval.components.endpoint import redact
 from conflict_eval.runs.batch_faults import (DOWNLOAD_ROUTE, POLL_ROUTE, BatchResultError, api_route, batch_url, failed_batch,
                                              missing_errors, readable_results, read_upload, refusal_line,
                                              unfinished_cause, uploaded_ids)
+from conflict_eval.runs.batch_record import (SubmittedBatch, age_text, batch_lines, billed_unread, keep_unread,
+                                             requests_phrase, say_left, say_outcome, say_stderr, stop_record)
+
+# the batch as seen, its lines and the unread-batches file live in runs.batch_record; importable from here too
+__all__ = ["BATCH_TIMEOUT", "CANCEL_DEADLINE", "CANCEL_TIMEOUT", "CANCELLED", "FINISHED", "PROGRESS_EVERY", "BatchWatch",
+           "SubmittedBatch", "batch_lines", "billed_unread", "keep_unread", "refusal_line"]
 
 FINISHED = frozenset({"completed", "failed", "expired", "cancelled"})
 CANCELLED = frozenset({"cancelling", "cancelled"})
@@ -80,66 +84,12 @@ _DROP_HEADERS = {"content-length", "content-type", "host", "transfer-encoding", 
                  "idempotency-key", "x-irid"}
 
 
-@dataclass
-class SubmittedBatch:
-    id: str
-    model: str
-    url: str  # the batch's own URL (``.../batches/{id}``; printed only through redact_url)
-    status: str
-    requests: int | None = None  # request_counts.total, once the provider reports it
-    completed: int | None = None  # request_counts.completed
-    error: str | None = None  # why a cancel failed
-    unread: int | None = None  # answered (billed) by the provider, not read by Inspect (runs.batch_faults)
-    cause: str | None = None  # why it will give no (or not every) result: its samples' errors say so
-    headers: dict[str, str] = field(default_factory=dict, repr=False)  # never written anywhere
-    query: str = field(default="", repr=False)  # the query after the batch's URL (never written; redacted)
-    ids: list[str] = field(default_factory=list, repr=False)  # its requests' custom_ids, in upload order
-    endpoint: str = field(default="/v1/chat/completions", repr=False)
-    created: float = field(default_factory=time.time, repr=False)  # first seen (the provider's created_at is whole seconds)
-    files: dict[str, Any] = field(default_factory=dict, repr=False)  # result file id -> Unread (or None)
-
-    def cancel_url(self) -> str:
-        return f"{self.url.rstrip('/')}/cancel" + (f"?{self.query}" if self.query else "")
-
-    def cancel_command(self) -> str:
-        """The command that cancels it, its URL redacted (:func:`~conflict_eval.components.endpoint.redact_url`:
-        no user info, a secret query parameter's value ``REDACTED``)."""
-        provider = self.model.split("/", 1)[0].upper().replace("-", "_")
-        head, route, query = self.url.rpartition(f"batches/{self.id}")[0], f"batches/{self.id}/cancel", self.query
-        url = redact_url(head) + route + (f"?{redact_url('http://h/?' + query).partition('?')[2]}" if query else "")
-        return (f"curl -X POST '{url}' "
-                f"-H \"Authorization: Bearer ${provider}_API_KEY\"")
-
-    def public(self, *, command: bool = False) -> dict[str, Any]:
-        out = {k: v for k, v in asdict(self).items() if k in ("id", "model", "status", "requests", "completed",
-                                                              "unread", "cause") and v is not None}
-        if self.error:
-            out["error"] = redact(self.error)
-        if command:
-            out["cancel"] = self.cancel_command()
-        return out
-
 
 def _counts(data: dict) -> tuple[int | None, int | None]:
     counts = data.get("request_counts") or {}
     total = counts.get("total")
     return (total if total else None), counts.get("completed")
 
-
-def _requests(batches: list[SubmittedBatch]) -> str:
-    """"N requests", saying so where the provider had not counted a batch's requests yet."""
-    n = sum(b.requests or 0 for b in batches)
-    uncounted = sum(1 for b in batches if b.requests is None)
-    return f"{n} requests" + (f"; {uncounted} batch(es) not yet counted by the provider" if uncounted else "")
-
-
-def _age(seconds: float) -> str:
-    s = int(seconds)
-    return f"{s // 3600}h{s % 3600 // 60:02d}m{s % 60:02d}s" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
-
-
-def _say(text: str) -> None:
-    print(redact(text), file=sys.stderr, flush=True)
 
 
 def _replace_body(response, payload: bytes) -> None:
@@ -164,7 +114,7 @@ class BatchWatch:
         self.unwatched: set[str] = set()  # batched models whose batches cannot be seen
         self.refused: list[dict[str, Any]] = []  # batch creations the provider refused: model, status, message
         # at least four lines before a batch times out
-        self.timeout, self.progress, self.say = timeout, min(progress, timeout / 4), say or _say
+        self.timeout, self.progress, self.say = timeout, min(progress, timeout / 4), say or say_stderr
         self._clients: set[int] = set()  # the HTTP clients already hooked
         self._apis: dict[str, Any] = {}  # model name -> its provider object (whose batcher runs the batches)
         self._uploads: dict[str, list[str]] = {}  # uploaded input file id -> its requests' custom_ids
@@ -257,7 +207,7 @@ class BatchWatch:
             self._said = now
             for b in self.running():
                 counts = f"{b.completed or 0}/{b.requests or len(b.ids) or '?'}"
-                self.say(f"batch {b.id} ({b.model}): {b.status} at the provider for {_age(time.time() - b.created)}; "
+                self.say(f"batch {b.id} ({b.model}): {b.status} at the provider for {age_text(time.time() - b.created)}; "
                          f"requests completed/total {counts}; ends as errors after batch_timeout "
                          f"{self.timeout:g} s")
 
@@ -358,15 +308,7 @@ class BatchWatch:
         cancelled, finished = cancelled or [], finished or []
         done = {b.id for b in cancelled + finished}
         still = [b for b in self.running() if b.id not in done]
-        faulty = self.faulty()
-        if not (cancelled or finished or still or self.unwatched or faulty or self.refused):
-            return None
-        return {"cancelled": [b.public() for b in cancelled],
-                "finished_before_cancel": [b.public() for b in finished],
-                "still_running": [b.public(command=True) for b in still],
-                "unwatched_models": sorted(self.unwatched),
-                **({"unfinished": [b.public() for b in faulty]} if faulty else {}),
-                **({"refused": list(self.refused)} if self.refused else {})}
+        return stop_record(cancelled, finished, still, self.unwatched, self.faulty(), self.refused)
 
     def watching(self) -> bool:
         """Whether any model's batches are watched."""
@@ -416,7 +358,7 @@ class BatchWatch:
         say = say or self.say
         running = self.running()
         if running:
-            say(f"cancelling {len(running)} batch(es) still running at the provider ({_requests(running)})"
+            say(f"cancelling {len(running)} batch(es) still running at the provider ({requests_phrase(running)})"
                 " (Ctrl-C again to leave them running)")
         cancelled: list[SubmittedBatch] = []
         finished: list[SubmittedBatch] = []
@@ -449,94 +391,8 @@ class BatchWatch:
                 else:
                     b.error = f"still {b.status} after the cancel request"
         except KeyboardInterrupt:
-            self._say_left(say, [b for b in running if b not in cancelled and b not in finished])
+            say_left(say, [b for b in running if b not in cancelled and b not in finished])
             raise
-        if cancelled:
-            billed = sum(b.completed or 0 for b in cancelled)
-            say(f"cancelled {len(cancelled)} batch(es) ({_requests(cancelled)}) at the provider"
-                + (f"; {billed} request(s) had already completed there (billed, results not read)" if billed else ""))
-        if finished:
-            say(f"{len(finished)} batch(es) had already finished at the provider (billed, results not read): "
-                + ", ".join(b.id for b in finished))
-        self._say_left(say, [b for b in running if b not in cancelled and b not in finished])
-        if self.unwatched:
-            say("batches of " + ", ".join(sorted(self.unwatched)) + " are not visible to conflict-eval and were "
-                "not cancelled; check the provider's batch console")
+        say_outcome(say, cancelled, finished, [b for b in running if b not in cancelled and b not in finished],
+                    self.unwatched)
         return self.record(cancelled, finished)
-
-    @staticmethod
-    def _say_left(say: Callable[[str], None], left: list[SubmittedBatch]) -> None:
-        if not left:
-            return
-        say(f"{len(left)} batch(es) may still be running at the provider (billed when they finish); cancel with:")
-        for b in left:
-            say(f"  {b.id} ({b.model}, {b.requests or '?'} requests"
-                + (f"; {redact(b.error)}" if b.error else "") + f"): {b.cancel_command()}")
-
-
-def batch_lines(batches: dict[str, Any] | None) -> list[str]:
-    """The stop record's ``batches`` for ``suite status``: what was cancelled, what the provider
-    had already answered (billed, results not read, so not in the logs' cost), what may still run."""
-    if not batches:
-        return []
-    out = []
-    cancelled, finished = batches.get("cancelled") or [], batches.get("finished_before_cancel") or []
-    billed = sum(b.get("completed") or 0 for b in cancelled)
-    if cancelled:
-        out.append(f"batches: {len(cancelled)} cancelled at the provider ({sum(b.get('requests') or 0 for b in cancelled)}"
-                   f" requests)" + (f"; {billed} had already completed there: billed, results not read, "
-                                    "not in the logs' cost" if billed else ""))
-    if finished:
-        out.append(f"batches: {len(finished)} finished at the provider before the cancel "
-                   f"({sum(b.get('completed') or 0 for b in finished)} requests): billed, results not read, "
-                   "not in the logs' cost")
-    for b in batches.get("still_running") or []:
-        out.append(redact(f"batch {b['id']} ({b['model']}) may still be running at the provider; "
-                          f"cancel it: {b['cancel']}"))
-    for b in batches.get("unfinished") or []:
-        out.append(f"batch {b['id']} ({b['model']}): {b.get('cause') or 'results not all read'}"
-                   + (f"; {b['unread']} request(s) answered there (billed) but not read, not in the logs' cost"
-                      if b.get("unread") else "") + "; a re-run resumes its samples")
-    for r in batches.get("refused") or []:
-        out.append(refusal_line(r))
-    if batches.get("unwatched_models"):
-        out.append("batches of " + ", ".join(batches["unwatched_models"]) + " could not be seen, so were not "
-                   "cancelled: check the provider's console")
-    return out
-
-
-def billed_unread(batches: dict[str, Any] | None) -> int:
-    """Requests the provider answered (and bills) in batches whose results the run never read."""
-    return sum(n for _, n in _unread_rows(batches))
-
-
-def _unread_rows(batches: dict[str, Any] | None) -> list[tuple[dict, int]]:
-    """``(batch, requests billed but unread)`` of a stop record: the requests a cancelled batch or one
-    finished before its cancel had completed, and those a batch that could not finish left ``unread``."""
-    if not batches:
-        return []
-    rows = [(b, b.get("completed") or 0) for key in ("cancelled", "finished_before_cancel")
-            for b in batches.get(key) or []]
-    return [(b, n) for b, n in rows + [(b, b.get("unread") or 0) for b in batches.get("unfinished") or []] if n]
-
-
-def keep_unread(log_dir: str | Path, batches: dict[str, Any] | None) -> Path | None:
-    """Append a stop's billed-but-unread batches to ``LOG_DIR/unread-batches.jsonl``: a resume
-    clears the stop record, but the provider's bill for them stays, so the page must still say so."""
-    n = billed_unread(batches)
-    if not n:
-        return None
-    import datetime
-    import json
-
-    from conflict_eval.report.spend import UNREAD_FILE
-
-    path = Path(log_dir) / UNREAD_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rows = [{"id": b["id"], "model": b["model"], "completed": n} for b, n in _unread_rows(batches)]
-    line = {"at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "requests_billed_unread": n, "batches": rows}
-    with path.open("a", encoding="utf-8") as f:
-        f.write(json.dumps(line) + "\n")
-    return path
-

@@ -48,20 +48,22 @@ Every problem in a suite file is reported with the file and line.
 
 from __future__ import annotations
 
-import inspect as pyinspect
-import math
-import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from conflict_eval.records.config_files import ConfigFileError, compose_yaml, construct_yaml
 from conflict_eval.runs.batching import batch_problem
-from conflict_eval.runs.registered import GENERIC_TASK, paper_tasks, provider_known, registered_tasks
+from conflict_eval.runs.registered import paper_tasks, registered_tasks
+from conflict_eval.runs.spec_checks import (check_config, check_task_args, default_label, folder_name_problem,
+                                            label_problem, line_index, model_arg_problem, model_problem, positive_int,
+                                            positive_number_problem)
+
+# the checks live in runs.spec_checks; these names stay importable from here
+__all__ = ["EVAL_KEYS", "LIMIT_NUMBERS", "MODEL_KEYS", "SUITE_KEYS", "TASK_KEYS", "ModelSpec", "Suite", "SuiteError",
+           "TaskSpec", "folder_name_problem", "label_problem", "load_suite", "model_arg_problem", "model_problem",
+           "positive_number_problem", "resolve_suite_path"]
 
 
 SUITE_KEYS = {"name", "description", "models", "defaults", "eval", "tasks", "budget", "batch_timeout"}
@@ -72,24 +74,6 @@ EVAL_KEYS = {
     "fail_on_error", "continue_on_fail", "retry_on_error", "time_limit", "message_limit",
     "token_limit", "log_format", "log_samples", "cost_limit", "working_limit", "model_cost_config",
 }
-_MODEL_RE = re.compile(r"^[A-Za-z0-9_.\-]+/\S+$")
-
-
-def model_problem(model: object) -> str | None:
-    """What is wrong with a model string (its shape, then its provider), or ``None``:
-    the one check of a suite's ``model:`` and of ``--model``.
-
-    >>> model_problem("gpt-4o")
-    "bad model string 'gpt-4o': expected 'provider/model-name'"
-    """
-    if not isinstance(model, str) or not _MODEL_RE.match(model):
-        return f"bad model string {model!r}: expected 'provider/model-name'"
-    provider = model.split("/", 1)[0]
-    if not provider_known(provider):
-        return (f"bad model string {model!r}: unknown provider {provider!r} (Inspect has no model API of that "
-                "name; check the spelling, e.g. openai/..., or install its package)")
-    return None
-
 
 # eval: options that are numbers Inspect compares against (a NaN limit is never reached)
 LIMIT_NUMBERS = {"cost_limit", "time_limit", "working_limit", "token_limit", "message_limit"}
@@ -97,46 +81,6 @@ LIMIT_NUMBERS = {"cost_limit", "time_limit", "working_limit", "token_limit", "me
 
 class SuiteError(ValueError):
     """A suite file is invalid; the message names the file and line of each problem."""
-
-
-def positive_number_problem(value: Any) -> str | None:
-    """Why ``value`` is not a finite number > 0 (a budget, a limit), else None.
-    NaN and infinity are refused: a NaN budget is never reached."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        return f"must be a positive number (finite: no NaN or infinity), got {value!r}"
-    return None
-
-
-def model_arg_problem(exc: BaseException, model: str, args: Mapping[str, Any]) -> str | None:
-    """The one-line error for a model argument the provider does not take
-    (``-M max_connections=2`` reaches the provider's client as an unexpected
-    keyword), else None: only a ``TypeError`` naming one of ``args`` counts."""
-    from inspect_ai.model import GenerateConfig
-
-    m = re.search(r"unexpected keyword argument '(\w+)'", str(exc))
-    if not isinstance(exc, TypeError) or m is None or m.group(1) not in args:
-        return None
-    key = m.group(1)
-    hint = (f"; {key} is a generate config setting, not a model argument"
-            + (" (a suite's model entry takes max_connections:)" if key == "max_connections" else "")
-            if key in GenerateConfig.model_fields else "")
-    return f"model argument -M {key}={args[key]!r}: {model} takes no argument {key!r}{hint}"
-
-
-def folder_name_problem(name: str) -> str | None:
-    """Why ``name`` cannot be one folder's name inside the log folder, else None."""
-    if "/" in name or "\\" in name or ".." in name or name.strip() in ("", "."):
-        return "may not contain '/', '\\' or '..'"
-    return None
-
-
-def label_problem(label: str) -> str | None:
-    """Why a task's ``name`` could step out of a folder it is joined to, else None.
-    '/' may separate parts, as in the default labels (``end_to_end/demo``)."""
-    parts = label.split("/")
-    if label.startswith("/") or "\\" in label or any(p in (".", "..") for p in parts):
-        return "may not start with '/' or contain '\\' or a '..' or '.' part"
-    return None
 
 
 @dataclass(frozen=True)
@@ -172,25 +116,6 @@ class Suite:
 
 # --------------------------------------------------------------------------
 # parsing with line numbers
-
-
-def _line_index(node, path=(), out=None, seen=None) -> dict[tuple, int]:
-    """The line of each key path; a node shared through YAML aliases is visited
-    once (its other paths fall back to the nearest indexed parent)."""
-    out = {} if out is None else out
-    seen = set() if seen is None else seen
-    out.setdefault(path, node.start_mark.line + 1)
-    if id(node) in seen:
-        return out
-    seen.add(id(node))
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            out.setdefault(path + (key.value,), key.start_mark.line + 1)
-            _line_index(value, path + (key.value,), out, seen)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _line_index(item, path + (i,), out, seen)
-    return out
 
 
 class _Problems:
@@ -237,7 +162,7 @@ def load_suite(source: str | Path, *, text: str | None = None) -> Suite:
         data = construct_yaml(node)
     except ConfigFileError as exc:
         raise SuiteError(f"suite file {exc}") from None
-    problems = _Problems(file, _line_index(node) if node is not None else {})
+    problems = _Problems(file, line_index(node) if node is not None else {})
     if not isinstance(data, dict):
         problems.add((), "a suite file must be a mapping with 'name', 'models' and 'tasks'")
         problems.raise_if_any()
@@ -318,15 +243,6 @@ def _parse_models(raw, problems: _Problems) -> list[ModelSpec]:
     return out
 
 
-def _positive_int(value, where, problems, what) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        problems.add(where, f"{what} must be a positive integer, got {value!r}")
-        return False
-    return True
-
-
 def _parse_tasks(raw, defaults: dict, problems: _Problems) -> list[TaskSpec]:
     if not isinstance(raw, list) or not raw:
         problems.add(("tasks",), "'tasks' must be a non-empty list")
@@ -383,10 +299,10 @@ def _task_spec(item: dict, where: tuple, registered: dict, problems: _Problems, 
     if not isinstance(args, dict):
         problems.add(where + ("args",), "'args' must be a mapping")
         return None
-    ok = _check_task_args(name, registered[name], args, where, problems)
+    ok = check_task_args(name, registered[name], args, where, problems)
     limit, epochs = item.get("limit"), item.get("epochs")
-    ok &= _positive_int(limit, where + ("limit",), problems, "limit")
-    ok &= _positive_int(epochs, where + ("epochs",), problems, "epochs")
+    ok &= positive_int(limit, where + ("limit",), problems, "limit")
+    ok &= positive_int(epochs, where + ("epochs",), problems, "epochs")
     seeds = item.get("seeds", [None])
     if isinstance(seeds, int) and not isinstance(seeds, bool):
         seeds = [seeds]
@@ -396,10 +312,10 @@ def _task_spec(item: dict, where: tuple, registered: dict, problems: _Problems, 
         problems.add(where + ("seeds",), f"seeds must be a list of distinct integers, got {seeds!r}")
         ok = False
     config = item.get("config") or {}
-    ok &= _check_config(config, where + ("config",), problems)
+    ok &= check_config(config, where + ("config",), problems)
     if not ok:
         return None
-    label = item.get("name") or _default_label(name, args)
+    label = item.get("name") or default_label(name, args)
     if not isinstance(label, str):
         problems.add(where + ("name",), "'name' must be a string")
         return None
@@ -408,69 +324,3 @@ def _task_spec(item: dict, where: tuple, registered: dict, problems: _Problems, 
         return None
     return TaskSpec(task=name, label=label, args=dict(args), limit=limit, seeds=tuple(seeds),
                     epochs=epochs, config=dict(config), line=line)
-
-
-def _default_label(task: str, args: Mapping[str, Any]) -> str:
-    """The leaderboard's one name for a task and its arguments (see
-    :func:`conflict_eval.report.canonical_task_name`)."""
-    from conflict_eval.report import canonical_task_name
-
-    return canonical_task_name(task, dict(args))
-
-
-def _check_config(config, where, problems) -> bool:
-    from inspect_ai.model import GenerateConfig
-
-    if not isinstance(config, dict):
-        problems.add(where, "'config' must be a mapping of GenerateConfig fields")
-        return False
-    ok = True
-    for key in config:
-        if key not in GenerateConfig.model_fields:
-            problems.add(where + (key,), f"unknown generate config field {key!r}")
-            ok = False
-    return ok
-
-
-def _check_task_args(name, fn, args, where, problems) -> bool:
-    params = pyinspect.signature(fn).parameters
-    named = {p for p, v in params.items() if v.kind in (v.POSITIONAL_OR_KEYWORD, v.KEYWORD_ONLY)}
-    var_kw = any(v.kind is v.VAR_KEYWORD for v in params.values())
-    ok = True
-    for p, v in params.items():
-        if p in named and v.default is v.empty and p not in args:
-            problems.add(where + ("args",), f"task {name!r} needs parameter {p!r}")
-            ok = False
-    unknown = [k for k in args if k not in named]
-    if unknown and not var_kw:
-        for k in unknown:
-            problems.add(where + ("args", k), f"unknown parameter {k!r} for task {name!r} "
-                                              f"(accepted: {', '.join(sorted(named)) or 'none'})")
-        return False
-    if name == GENERIC_TASK:  # check the routed options against the composed parts
-        from conflict_eval.components.manager import UnknownComponentError, components, lookup
-
-        parts = []
-        for key, kind, default in (("method", "method", "end_to_end"), ("dataset", "dataset", "demo")):
-            try:
-                parts.append(lookup(kind, args.get(key, default)))
-            except UnknownComponentError as exc:
-                problems.add(where + ("args", key), str(exc))
-                ok = False
-        scorers = args.get("scorer") or []
-        for s in [scorers] if isinstance(scorers, str) else scorers:
-            try:
-                parts.append(lookup("metric", s))
-            except UnknownComponentError as exc:
-                problems.add(where + ("args", "scorer"), str(exc))
-                ok = False
-        if not scorers:  # the default metric is chosen from the data; any metric's options may apply
-            parts += list(components()["metric"].values())
-        accepted = {p for c in parts for p in c.parameters()}
-        if ok and not any(v.kind is v.VAR_KEYWORD for c in parts for v in c.parameters().values()):
-            for k in args:
-                if k not in named and k not in accepted:
-                    problems.add(where + ("args", k), f"unknown parameter {k!r} for task {name!r}: no part "
-                                 f"accepts it (accepted: {', '.join(sorted(accepted | named - {'options'}))})")
-                    ok = False
-    return ok
