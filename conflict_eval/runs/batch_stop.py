@@ -14,7 +14,7 @@ client the same way). It reads only the Batch objects the Batches API returns
 (``POST .../batches`` when a batch is created, ``GET .../batches/{id}`` each
 time Inspect polls it): the batch ID, its status and ``request_counts``; the
 upload of a batch's input file (``POST .../files``, read before it is sent
-with httpx's ``Request.aread``) for its requests' ``custom_id``\ s; and the
+with httpx's ``Request.aread``) for its requests' ``custom_id`` values; and the
 download of its result files (``GET .../files/{id}/content``).
 
 A batch that cannot finish ends (:mod:`conflict_eval.runs.batch_faults`):

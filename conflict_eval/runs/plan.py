@@ -66,11 +66,12 @@ def _cell_name(i: int) -> str:
 
 
 def read_plan_file(plan_path: str | Path) -> dict[str, Any]:
-    """``plan.json``'s content; a file that is not JSON is an error naming it."""
+    """``plan.json``'s content; a file that is not JSON is an error naming it and the line."""
     try:
-        return json.loads(Path(plan_path).read_text(encoding="utf-8"))
-    except ValueError as e:
-        raise SuiteError(f"{plan_path}: not a plan file ({e}); make the plan again") from None
+        return read_json(plan_path)
+    except ValueError as e:  # records.config_files: "FILE, line L, column C: invalid JSON (...)"
+        raise SuiteError(f"{plan_path}: not a plan file ({str(e).removeprefix(str(plan_path) + ', ')}); "
+                         "make the plan again") from None
 
 
 @functools.lru_cache(maxsize=64)
