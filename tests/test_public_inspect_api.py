@@ -28,12 +28,28 @@ def _private_imports(path: Path, root: Path = REPO) -> list[str]:
     return found
 
 
+# The known exceptions, each with its reason: Inspect 0.3.285 defines the shard layout
+# (``<name>.shards/<k>/``) and the rule that hides shards a finished merged log covers, but
+# exports neither (docs/many-machines.md, "shards"). Pinned by the ``<0.4`` range and by
+# tests/suite/test_plan_shards.py; a new private import, or one of these gone, fails here.
+KNOWN = {
+    "conflict_eval/report/logs.py": {"inspect_ai.log._file", "inspect_ai.log._file.without_merged_shards"},
+    "conflict_eval/runs/shards.py": {"inspect_ai._util.asyncfiles", "inspect_ai._util.asyncfiles.AsyncFilesystem",
+                                     "inspect_ai.log._shards._walk", "inspect_ai.log._shards._walk.list_shard_set"},
+    "tests/suite/test_plan_shards.py": {"inspect_ai.log._file", "inspect_ai.log._file.without_merged_shards"},
+}
+
+
 def test_no_private_inspect_imports():
-    problems = []
+    found: dict[str, set[str]] = {}
     for folder in FOLDERS:
         for path in sorted((REPO / folder).rglob("*.py")):
-            problems += _private_imports(path)
+            for line in _private_imports(path):
+                where, name = line.split(": ", 1)
+                found.setdefault(where.rsplit(":", 1)[0], set()).add(name)
+    problems = sorted(f"{f}: {n}" for f, names in found.items() for n in names - KNOWN.get(f, set()))
     assert not problems, "private Inspect imports (use the public API):\n" + "\n".join(problems)
+    assert found.keys() >= KNOWN.keys(), f"no longer needed, drop from KNOWN: {sorted(KNOWN.keys() - found.keys())}"
 
 
 def test_the_check_catches_a_private_import(tmp_path):
