@@ -286,10 +286,11 @@ async def test_prefix_cache_reuses_the_previous_turn():
         messages += [ChatMessageAssistant(content=first.completion), ChatMessageUser(content="Why?")]
         second = await model.generate(messages, config=config)
         replies[name] = (first.completion, second.completion, second.usage)
-    # the first turn is computed alike; the second's prompt is read from the cache with "on" and
-    # evaluated anew with "off", and llama.cpp's two batchings may break a near-tie differently
-    # (benchmarks/results/prefix_reuse.md), so only the first reply must match
-    assert replies["on"][0] == replies["off"][0] and replies["on"][1] and replies["off"][1]
+    # Not compared: the replies of the two settings. With the cache the prompt is evaluated in
+    # other batches than without it, and llama.cpp may break a near-tie differently (seen on the
+    # first turn too; benchmarks/results/prefix_reuse.md). Greedy determinism at one setting is
+    # test_greedy_is_deterministic's, and across 1 and 4 concurrent samples the test above's.
+    assert all(replies[name][0] and replies[name][1] for name in ("on", "off"))
     first_prompt = 37
     assert replies["on"][2].input_tokens_cache_read >= first_prompt  # the whole first prompt was reused
     assert replies["off"][2].input_tokens_cache_read is None
