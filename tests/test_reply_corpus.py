@@ -46,16 +46,14 @@ def _readers_of(rows: list[dict]) -> list:
 
 
 @pytest.fixture(scope="module")
-def real_rows() -> list[dict]:
-    if not REPLIES.is_dir():
-        pytest.skip(f"shared replies folder {REPLIES} is absent on this machine")
+def real_rows(require_shared) -> list[dict]:
+    require_shared(REPLIES, "shared replies folder")
     return bench.load_corpus("real", REPLIES)
 
 
 @pytest.fixture(scope="module")
-def second_rows() -> list[dict]:
-    if not SECOND.is_dir():
-        pytest.skip(f"second shared replies folder {SECOND} is absent on this machine")
+def second_rows(require_shared) -> list[dict]:
+    require_shared(SECOND, "second shared replies folder")
     return bench.load_corpus("second")
 
 

@@ -102,11 +102,10 @@ def test_parse_label_list_matches_document_numbers():
     assert all(not p.ok for p in parse_label_list("no json here", 2))
 
 
-def test_table8_in_the_paper_has_no_document_tags():
+def test_table8_in_the_paper_has_no_document_tags(require_shared):
     # issue 27 Fidelity 3: the paper's Table 8 puts the document text right under
     # "Document to evaluate against" with no <document> tags (the paper text is in ../shared)
-    if not PAPER.is_file():
-        pytest.skip(f"paper text {PAPER} is absent on this machine")
+    require_shared(PAPER, "paper text")
     paper = PAPER.read_text(encoding="utf-8")
     assert "<document" not in paper.split("Table 7: Prompt used for claim decomposition")[1].split("Table 8:")[0]
 
