@@ -136,7 +136,10 @@ def test_a_refusal_that_still_declares_a_letter_is_that_letter(log_dir):
 # ---------------------------------------------------------------- TruthfulQA Control-RAG
 
 
-def test_truthfulqa_control_rag_reads_the_letter_not_the_quoted_one(shared_data):
+def control_rag_metrics(shared_data: Path, reply_for) -> dict[str, float]:
+    """TruthfulQA's first two samples (k=3) with a scripted model whose reply to
+    a prompt is ``reply_for(prompt, i, row, gold, other)`` (``i``: the row's index), and a grader that finds
+    nothing conflicting (nothing regenerated): the log's overall metrics."""
     from conflict_eval.tasks.truthfulqa_conflict.task import truthfulqa_conflict
 
     path = shared_data / "truthfulqa_binary" / "sample.jsonl"
@@ -145,20 +148,25 @@ def test_truthfulqa_control_rag_reads_the_letter_not_the_quoted_one(shared_data)
 
     def reply(prompt):
         [i] = [i for i, r in enumerate(rows) if f"Question: {r['Question']}\n" in prompt]
-        gold = golds[i]
-        other = "B" if gold == "A" else "A"
+        return reply_for(prompt, i, rows[i], golds[i], "B" if golds[i] == "A" else "A")
+
+    grader = scripted_model(lambda p: '{"answer": "SUPPORTS"}')
+    task = truthfulqa_conflict(path=str(path), k=3)
+    [log] = inspect_eval(task, model=scripted_model(reply), model_roles={"grader": grader}, limit=2, display="none")
+    assert log.status == "success", log.error
+    return _overall(log)
+
+
+def test_truthfulqa_control_rag_reads_the_letter_not_the_quoted_one(shared_data):
+    def reply(prompt, i, row, gold, other):
         if prompt.startswith("Given the following documents retrieved from the web, answer the question by choosing "
                              "either (A) or (B). Pay careful attention"):
             # Control-RAG: the letter as the prompt asks, then an explanation quoting another document's "(other)"
             return (f"({gold})\n\nThe documents conflict: one of them argues for \"({other}) "
-                    f"{rows[i]['Best Incorrect Answer']}\", but the reliable sources agree with ({gold}).")
+                    f"{row['Best Incorrect Answer']}\", but the reliable sources agree with ({gold}).")
         return f"({gold})"
 
-    grader = scripted_model(lambda p: '{"answer": "SUPPORTS"}')  # nothing conflicts: nothing regenerated
-    task = truthfulqa_conflict(path=str(path), k=3)
-    [log] = inspect_eval(task, model=scripted_model(reply), model_roles={"grader": grader}, limit=2, display="none")
-    assert log.status == "success", log.error
-    m = _overall(log)
+    m = control_rag_metrics(shared_data, reply)
     # by hand: both Control-RAG replies choose the gold letter -> control_rag 2/2 = 1.0 (was 0.5: ambiguous)
     assert m["control_rag"] == 1.0 and m["control_parse_failure"] == 0.0 and m["control_refusal"] == 0.0
     assert m["rag"] == 1.0

@@ -9,13 +9,14 @@ beside each assertion).
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
 from inspect_ai import eval as inspect_eval
 
 from conflict_eval.testing import scripted_model
+
+from .test_choice_rows import control_rag_metrics
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 KRE = str(FIXTURES / "kre" / "comparative_shapes_handwritten.json")  # golds B, E, E, E, D (5 options)
@@ -58,24 +59,12 @@ def test_conflictqa_lead_choice_is_not_dropped_for_a_bracketed_later_option(log_
 
 
 def test_control_rag_reads_a_dash_explanation_and_a_json_answer(shared_data):
-    from conflict_eval.tasks.truthfulqa_conflict.task import truthfulqa_conflict
-
-    path = shared_data / "truthfulqa_binary" / "sample.jsonl"
-    rows = [json.loads(line) for line in path.open(encoding="utf-8")][:2]
-    golds = ["A" if random.Random(f"0|{i}").random() < 0.5 else "B" for i in range(2)]  # the task's A/B order
-
-    def reply(prompt):
-        [i] = [i for i, r in enumerate(rows) if f"Question: {r['Question']}\n" in prompt]
-        gold, other = golds[i], "B" if golds[i] == "A" else "A"
+    def reply(prompt, i, row, gold, other):
         if i == 0:
             return f"({gold}) — Document 1 says so; nothing supports ({other})."
         return json.dumps({"answer": gold})
 
-    grader = scripted_model(lambda p: '{"answer": "SUPPORTS"}')
-    [log] = inspect_eval(truthfulqa_conflict(path=str(path), k=3), model=scripted_model(reply),
-                         model_roles={"grader": grader}, limit=2, display="none")
-    assert log.status == "success", log.error
-    m = _overall(log)
+    m = control_rag_metrics(shared_data, reply)
     # by hand: both Control-RAG replies give the gold letter -> 2/2 (was 0/2: both parse failures)
     assert m["control_rag"] == 1.0 and m["control_parse_failure"] == 0.0 and m["rag"] == 1.0
 

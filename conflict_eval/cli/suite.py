@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -15,15 +14,6 @@ from conflict_eval.runs.spec import ModelSpec, SuiteError, load_suite, model_pro
 
 
 LEASE_HELD_EXIT = 75  # EX_TEMPFAIL: another worker runs this selection; try again later
-
-
-def _seconds(text: str) -> float:
-    import math
-
-    value = float(text)
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {text!r}")
-    return value
 
 
 def _models(args) -> list[ModelSpec] | None:
@@ -350,7 +340,7 @@ def add_cli_commands(sub) -> None:
     w.add_argument("--display", default="plain", choices=["full", "rich", "plain", "log", "none"])
     w.add_argument("--wait", action="store_true", help="when another worker holds this selection's lease, wait "
                    "for it to end (default: refuse, exit 75)")
-    w.add_argument("--lease-timeout", type=_seconds, default=DEFAULT_LEASE_TIMEOUT, metavar="SECONDS",
+    w.add_argument("--lease-timeout", type=positive_number, default=DEFAULT_LEASE_TIMEOUT, metavar="SECONDS",
                    help="a lease whose heartbeat is older than this is taken over (its worker was killed); "
                         f"default {DEFAULT_LEASE_TIMEOUT:g}")
     w.add_argument("--incomplete-action", choices=["retry", "error"], default="retry",
