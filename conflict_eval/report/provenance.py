@@ -132,16 +132,19 @@ def how_made(model: str, evs: list[EvalFacts]) -> dict[str, Any]:
     task's ``max_tokens``, ...), its batch setting, its judges (model-graded
     cells only) and the commit of the code that ran. Logs that differ show
     each distinct value."""
+    from conflict_eval.pricing import batch_on
+
     from .judges import _judges, _panel_values
 
     configs = list({json.dumps(ev.header.get("config") or {}, sort_keys=True): ev.header.get("config") or {}
                     for ev in evs}.values())
-    batch = sorted({json.dumps((ev.header.get("config") or {}).get("batch")) for ev in evs})
+    batch = sorted({json.dumps((ev.header.get("config") or {}).get("batch"), sort_keys=True) for ev in evs})
     graded = [ev for ev in evs if _panel_values(ev.header.get("task_metrics")) is not None]
     judges = sorted({", ".join(_judges(ev.header, model)) for ev in graded})
     return {
         "generate_config": [_config_text(c) for c in configs],
-        "batch": ["off" if b in ("null", "false") else "on" if b == "true" else f"on: {b}" for b in batch],
+        # on/off by the one rule (pricing.batch_on: batch 0 is off), with the setting beside "on"
+        "batch": ["off" if not batch_on(json.loads(b)) else "on" if b == "true" else f"on: {b}" for b in batch],
         "judges": judges or None,
         "git_commit": sorted({_commit_text(ev.header) for ev in evs}),
     }
