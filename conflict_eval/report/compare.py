@@ -30,7 +30,10 @@ paired by task, sample id and epoch:
   run, "better" by the metric's declared direction, the bootstrap intervals
   beside it;
 * **flips** (0/1 metrics): the ids right on one side and wrong on the other,
-  by direction (all in the JSON, at most :data:`FLIPS_SHOWN` each in the text).
+  by direction (all in the JSON, at most :data:`FLIPS_SHOWN` each in the text);
+  "right" follows the metric's declared direction (on a lower-is-better metric
+  such as ``misled``, 0 is right), and an undeclared metric's flips are worded
+  "1 in A only" / "1 in B only".
 """
 
 from __future__ import annotations
@@ -91,7 +94,8 @@ class MetricComparison:
     """Ids (or ``"id@epoch"``) scored NaN on both sides: no value, not compared."""
     result: Paired | None
     flips_a: list[str] | None = None
-    """0/1 metrics: ids right in A and wrong in B."""
+    """0/1 metrics: ids right in A and wrong in B (by the declared direction: 0 is right on a
+    lower-is-better metric; undeclared: ids scored 1 in A and 0 in B)."""
     flips_b: list[str] | None = None
 
     @property
@@ -213,7 +217,7 @@ def _missing(have: dict, other: dict) -> list[str]:
 
 
 def _compare_metric(name: str, va: dict, vb: dict, na: dict, nb: dict, bootstrap: int, seed: int,
-                    alpha: float) -> tuple:
+                    alpha: float, better: str | None = "higher") -> tuple:
     in_a = {k: v[name] for k, v in va.items() if name in v}
     in_b = {k: v[name] for k, v in vb.items() if name in v}
     both_nan = {k for k, s in na.items() if name in s} & {k for k, s in nb.items() if name in s}
@@ -228,8 +232,9 @@ def _compare_metric(name: str, va: dict, vb: dict, na: dict, nb: dict, bootstrap
         xb = [sum(p[1] for p in per_id[i]) / len(per_id[i]) for i in ids]
         result = paired_difference(xa, xb, bootstrap, seed, alpha=alpha)
         if result.test == "mcnemar_exact":
-            flips_a = [i for i, x, y in zip(ids, xa, xb) if x == 1 and y == 0]
-            flips_b = [i for i, x, y in zip(ids, xa, xb) if x == 0 and y == 1]
+            right = 0 if better == "lower" else 1  # the value that is right on this metric
+            flips_a = [i for i, x, y in zip(ids, xa, xb) if x == right and y == 1 - right]
+            flips_b = [i for i, x, y in zip(ids, xa, xb) if x == 1 - right and y == right]
     both = sum(len(v) for v in per_id.values())
     nan_listed = sorted({k[0] if k[0] not in per_id else f"{k[0]}@{k[1]}" for k in both_nan})
     return ids, both, missing_a, missing_b, nan_listed, result, flips_a, flips_b
@@ -252,7 +257,7 @@ def compare(spec_a: str | Path, spec_b: str | Path, metric: str | None = None, b
             names += [k for k in vals if k not in names and _matches(k, metric)]
         for name in names:
             ids, both, miss_a, miss_b, nan_both, result, fa, fb = _compare_metric(name, va, vb, na, nb, bootstrap,
-                                                                                   seed, alpha)
+                                                                                   seed, alpha, direction(name))
             out.append(MetricComparison(ta, tb, name, direction(name), model_a, model_b, len(ids), both, miss_a,
                                         miss_b, nan_both, result, fa, fb))
     if metric is not None and not out:
@@ -322,8 +327,9 @@ def to_markdown(report: dict) -> str:
                          f"missing in B: {len(c.missing_in_b)} ({_list(c.missing_in_b)}); NaN on both sides: "
                          f"{len(c.nan_in_both)} ({_list(c.nan_in_both)})")
         if c.flips_a or c.flips_b:
-            lines.append(f"- {c.task_a} / {c.metric} flips: right in A only: {len(c.flips_a)} "
-                         f"({_list(c.flips_a, FLIPS_SHOWN)}); right in B only: {len(c.flips_b)} "
+            word = "right" if c.direction in ("higher", "lower") else "1"
+            lines.append(f"- {c.task_a} / {c.metric} flips: {word} in A only: {len(c.flips_a)} "
+                         f"({_list(c.flips_a, FLIPS_SHOWN)}); {word} in B only: {len(c.flips_b)} "
                          f"({_list(c.flips_b, FLIPS_SHOWN)})")
     for side in ("a", "b"):
         if report[side]["errors"]:

@@ -233,6 +233,9 @@ def test_lower_is_better_and_nothing_dropped_in_silence(logs, tmp_path):
     md = to_markdown(report)
     assert "NaN on both sides: 1 (q0)" in md and "tasks in A only (not compared): yes (40 samples)" in md
     assert "| misled ↓ |" in md and "significant, B better" in md
+    # flips read the direction: on misled 0 is right, so B (fine) is the side right on q3-q9
+    assert c.flips_a == [] and c.flips_b == [f"q{i}" for i in range(3, 10)]
+    assert "misled flips: right in A only: 0 (none); right in B only: 7 (q3, q4, q5, q6, q7, q8, q9)" in md
 
     board = build_leaderboard([tmp_path / "a" / "m", tmp_path / "b"], bootstrap=200)
     (pc,) = board["comparisons"]
