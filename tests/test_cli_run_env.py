@@ -1,6 +1,6 @@
 """`conflict-eval run` honours Inspect's environment settings like `inspect
 eval` does (INSPECT_LOG_DIR, INSPECT_EVAL_MODEL, INSPECT_EVAL_LIMIT, a .env
-file); `score` takes -T like `run` (-O kept as an alias)."""
+file); `score` takes -T like `run`."""
 
 import json
 import os

@@ -90,6 +90,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     task = registry_create("task", "conflict_eval/run", method=args.method, dataset=args.dataset,
                            scorer=scorer, path=path, **options)
     model_args = parse_pairs(args.model_arg, "-M")
+    # what the model is made with: -M, else INSPECT_EVAL_MODEL_ARGS (Inspect's own fallback)
+    effective_args = model_args or parse_pairs(os.environ.get("INSPECT_EVAL_MODEL_ARGS", "").split(), "-M")
     model = env_default(args.model, "INSPECT_EVAL_MODEL") or DEFAULT_MODEL
     # the task was built before Inspect made the model (no active model to ask): record its endpoint here
     from inspect_ai import task_with
@@ -99,7 +101,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from conflict_eval.runs.source import source_info
 
     task_with(task, metadata={**(task.metadata or {}), "conflict_eval_endpoint": {
-        model: resolve_endpoint(model, model_args.get("base_url"))}, "conflict_eval_source": source_info()})
+        model: resolve_endpoint(model, effective_args.get("base_url"))}, "conflict_eval_source": source_info()})
     from conflict_eval.runs.batching import generate_batch, parse_batch_flag
 
     batch = parse_batch_flag(args.batch)  # Inspect's GenerateConfig.batch, passed unchanged
@@ -113,15 +115,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         from conflict_eval.runs.batch_stop import BatchWatch
 
-        if not model_args and os.environ.get("INSPECT_EVAL_MODEL_ARGS"):
-            model_args = parse_pairs(os.environ["INSPECT_EVAL_MODEL_ARGS"].split(), "-M")
+        model_args = effective_args
         name, model = model, get_model(model, memoize=False, **model_args)
         watch = BatchWatch()
         watch.watch(name, model)
     from conflict_eval.cli.model import ensure_offline_model
 
     if batch is None:
-        ensure_offline_model(model, model_args or parse_pairs(os.environ.get("INSPECT_EVAL_MODEL_ARGS", "").split(), "-M"))
+        ensure_offline_model(model, effective_args)
     with SigtermAsSigint() as term:
         try:
             logs = inspect_eval(
