@@ -82,13 +82,19 @@ def _counts(info, header) -> tuple[int, int | None, int]:
     from inspect_ai.log import read_eval_log_sample_summaries
 
     from conflict_eval.report.done import is_done
+    from conflict_eval.report.logs import _CANCEL_ERRORS
 
     try:
         summaries = read_eval_log_sample_summaries(info)
     except Exception:  # noqa: BLE001 -- a log cut off by a kill may hold no readable samples
         summaries = []
     done = len({(str(s.id), s.epoch) for s in summaries if is_done(s)})
-    errors = len({(str(s.id), s.epoch) for s in summaries if s.error is not None})
+    # a sample cut off in flight by Ctrl-C, SIGTERM or a budget stop is not an
+    # error of its own: the leaderboard's rule (report.logs.was_cut_off; a
+    # summary's error is its message, a string)
+    cancelled = header.status == "cancelled"
+    errors = len({(str(s.id), s.epoch) for s in summaries if s.error is not None
+                  and not (cancelled and str(s.error).lstrip().startswith(_CANCEL_ERRORS))})
     if header.results is not None and header.status != "started":
         return done, header.results.total_samples, errors
     samples = header.eval.dataset.samples

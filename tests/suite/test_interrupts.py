@@ -172,6 +172,8 @@ def test_samples_cancelled_in_flight_are_not_errors_on_the_leaderboard(tmp_path,
     assert len(cut) >= 1  # one sample runs at a time, 0.25 s each: one was in flight
     [row] = build_leaderboard([log_dir], None, allow_incomplete=True, bootstrap=0)["rows"]
     assert row.cancelled == len(cut) and row.errors == 0
+    statuses = task_statuses(log_dir)  # `suite run`'s and `suite status`'s table: no error either
+    assert any(s.status == "cancelled" for s in statuses) and all(s.errors == 0 for s in statuses)
     out = tmp_path / "board"
     main(["leaderboard", str(log_dir), "--out", str(out), "--allow-incomplete", "--bootstrap", "0"])
     md = (out / "leaderboard.md").read_text()
