@@ -64,7 +64,7 @@ HIGHER_IS_BETTER = {
 }
 LOWER_IS_BETTER = {
     "misled", "undetermined", "undetermined_rate", "parse_failure", "parse_failures", "errors", "error_rate",
-    "hallucination", "hallucinations", "hallucination_rate", "contradiction_rate", "cost", "stderr", "harm_rate",
+    "hallucination", "hallucinations", "hallucination_rate", "contradiction_rate", "cost", "harm_rate",
     "label_failures", "over_rationalization", "overrationalization", "wrong_included", "rejected",
     "rejected_item_rate", "detection_failure", "decomposition_failure", "decomposition_truncated", "no_trace",
     "target_failed", "degraded_nodes", "trees_with_degraded_nodes", "claims_dropped", "claims_lost",
@@ -80,6 +80,8 @@ LOWER_IS_BETTER = {
     "refusal", "refusals", "refusal_rate", "near_refusal", "near_refusals", "rag_refusal", "control_refusal",
     "regenerated_refusal",
 }
+# not declared: "stderr" and other statistics of a metric (how precise a figure is, not how good a
+# model is), so they get no arrow and no "better" word
 
 
 def direction(metric: str | None, scorer: str | None = None) -> str | None:
