@@ -238,6 +238,11 @@ FUZZ_TOKENS: list[str] = [
     "SUPPORTS", "CONTRADICTS", "IRRELEVANT", '{"answer": "', '"}', "Claims:", "Sub-questions for [X]:",
     "Wikipedia", "Wikidata", "Google", "9" * 60, "1e999", "-" * 40, "\ud800", "\udc00", "\udfff", "\x00",
     "İ", "ß", "😀", "\u200b", "\r\n", "<c>1</c>", "<p>0.9</p>", "Paris", "Texas", "the placenta",
+    # issue 42's new reader paths: final markers, hedges, revisions, glosses, "[] then note", label revision
+    "\\boxed{", "$$\\boxed{B}$$", "**Answer — A**", "| Final answer | B |", "| final | A |", "|---|---|",
+    "I think it's B.", "Probably B.", "My best guess is", "A or B", "rest or falling asleep", "(the first option)",
+    "Actually, wait", "actually", "on second thought", "I revise", "Final:", "Final: <c>1</c>", "[]", "Note:",
+    "so the correct label is CONTRADICTS", '{"label": "SUPPORTS"}', "not B", "I cannot determine",
 ]
 """Pieces that parsers look for (tags, labels, brackets, quotes, markup,
 surrogates, huge numbers); random replies are built by joining them with
