@@ -451,21 +451,21 @@ def read_madam_aggregation(row: dict) -> Reading:
 
 
 def read_turn(row: dict) -> Reading:
-    from conflict_eval.plugins.microact.parse import parse_turn
+    from conflict_eval.scorers.microact.parse import parse_turn
 
     t = parse_turn(row["reply"])
     return Reading("value", norm(t.action)) if t.ok else Reading("failure", reason=t.error)
 
 
 def read_assert(row: dict) -> Reading:
-    from conflict_eval.plugins.microact.parse import parse_assert
+    from conflict_eval.scorers.microact.parse import parse_assert
 
     a = parse_assert(row["reply"])
     return Reading("failure", reason=a.error) if a.error else Reading("value", (a.conflict, a.confidence))
 
 
 def read_steps(row: dict) -> Reading:
-    from conflict_eval.plugins.microact.parse import parse_steps
+    from conflict_eval.scorers.microact.parse import parse_steps
 
     steps = parse_steps(row["reply"])
     return Reading("value", len(steps)) if steps else Reading("failure", reason="no steps")

@@ -145,7 +145,7 @@ def test_conflict_exposure_empty_list_then_a_note_is_no_conflicts():
 
 
 def test_conflictscore_label_and_microact_assert_follow_a_revision():
-    from conflict_eval.plugins.microact.parse import parse_assert
+    from conflict_eval.scorers.microact.parse import parse_assert
     from conflict_eval.scorers.conflictscore.parse import parse_label
 
     label = parse_label('{"answer": "SUPPORTS"}\n\nActually, the document says the opposite, so the correct label is '

@@ -93,7 +93,7 @@ def test_adversarial_families_in_bounded_time(entry, size):
 def test_documented_failures_are_the_only_exceptions():
     from conflict_eval.answers.fuzz import ParserEntry
 
-    strict = ParserEntry("x", "conflict_eval.plugins.microact.parse:parse_call", "-",
+    strict = ParserEntry("x", "conflict_eval.scorers.microact.parse:parse_call", "-",
                          call=lambda fn, t: fn(t, ("terminate",)))
     with pytest.raises(ValueError):
         strict.run("fly()")

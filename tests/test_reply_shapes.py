@@ -21,7 +21,7 @@ from conflict_eval.plugins.baselines.parse import (
     parse_self_ask,
 )
 from conflict_eval.plugins.conflict_exposure.parse import parse_question_list, parse_triplets
-from conflict_eval.plugins.microact.parse import EVIDENCE_VARIABLE, parse_assert, parse_steps, parse_turn
+from conflict_eval.scorers.microact.parse import EVIDENCE_VARIABLE, parse_assert, parse_steps, parse_turn
 from conflict_eval.answers.yes_no import parse_yes_no
 from conflict_eval.plugins.user_needs.generator import parse_manipulated, parse_questions, parse_statements
 from conflict_eval.scorers.user_needs.parse import parse_output

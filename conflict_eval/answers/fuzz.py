@@ -9,7 +9,7 @@ can be checked the same way with :func:`check_total`.
 Each entry names the function by import path (``"module:attr"``, imported
 lazily, so the list costs nothing to import), how to call it on one reply
 string, which exception (if any) is its *documented* failure (e.g.
-:func:`conflict_eval.plugins.microact.parse.parse_call` raises ``ValueError``
+:func:`conflict_eval.scorers.microact.parse.parse_call` raises ``ValueError``
 for the model to read), and how a failure is scored by the metric or method
 that uses it (the benchmark's "failure rule" column).
 
@@ -121,16 +121,16 @@ PARSERS: list[ParserEntry] = [
                 "token_f1 / exact_match / cover_em: the whole reply is the answer (scored as text, usually 0)",
                 owner="scorers/text_match"),
     # Micro-Act
-    ParserEntry("microact.parse_turn", "conflict_eval.plugins.microact.parse:parse_turn", _MICROACT,
+    ParserEntry("microact.parse_turn", "conflict_eval.scorers.microact.parse:parse_turn", _MICROACT,
                 owner="plugins/microact"),
-    ParserEntry("microact.parse_call", "conflict_eval.plugins.microact.parse:parse_call", _MICROACT,
+    ParserEntry("microact.parse_call", "conflict_eval.scorers.microact.parse:parse_call", _MICROACT,
                 call=lambda fn, t: fn(t, ("knowledge_gen", "reason", "decompose", "assert", "terminate")),
                 documented=("ValueError",), owner="plugins/microact"),
-    ParserEntry("microact.thought", "conflict_eval.plugins.microact.parse:_thought",
+    ParserEntry("microact.thought", "conflict_eval.scorers.microact.parse:_thought",
                 "logged only (the thought never decides anything)", owner="plugins/microact"),
-    ParserEntry("microact.parse_assert", "conflict_eval.plugins.microact.parse:parse_assert", _MICROACT,
+    ParserEntry("microact.parse_assert", "conflict_eval.scorers.microact.parse:parse_assert", _MICROACT,
                 owner="plugins/microact"),
-    ParserEntry("microact.parse_steps", "conflict_eval.plugins.microact.parse:parse_steps", _MICROACT,
+    ParserEntry("microact.parse_steps", "conflict_eval.scorers.microact.parse:parse_steps", _MICROACT,
                 owner="plugins/microact"),
     ParserEntry("microact.parse_verdict", "conflict_eval.scorers.microact.parse:parse_verdict",
                 "overrationalization: the sample is not judged (NaN), counted in parse_failure and left out of "

@@ -41,8 +41,8 @@ from conflict_eval.kb.answer import finish_prefilled_answer
 from conflict_eval.records import ConflictQA
 from conflict_eval.scorers.microact.stores import MicroActStore
 
-from . import prompts as P
-from .parse import ACTIONS, EVIDENCE_VARIABLE, parse_assert, parse_steps, parse_turn, word_count
+from conflict_eval.scorers.microact import prompts as P
+from conflict_eval.scorers.microact.parse import ACTIONS, EVIDENCE_VARIABLE, parse_assert, parse_steps, parse_turn, word_count
 
 ABLATIONS: dict[str, tuple[str, ...]] = {
     "none": ("knowledge_gen", "reason", "decompose", "assert", "terminate"),

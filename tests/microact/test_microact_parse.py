@@ -1,8 +1,8 @@
-"""Pure parsing of Micro-Act replies (plugins/microact/parse.py)."""
+"""Pure parsing of Micro-Act replies (scorers/microact/parse.py)."""
 
 import pytest
 
-from conflict_eval.plugins.microact.parse import (
+from conflict_eval.scorers.microact.parse import (
     ACTIONS,
     EVIDENCE_VARIABLE,
     parse_assert,
@@ -88,7 +88,8 @@ def test_parse_steps():
 def test_docstring_examples():
     import doctest
 
-    from conflict_eval.plugins.microact import analysis, parse
+    from conflict_eval.plugins.microact import analysis
+    from conflict_eval.scorers.microact import parse
 
     for module in (parse, analysis):
         result = doctest.testmod(module)

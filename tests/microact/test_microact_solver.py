@@ -5,7 +5,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.event import InfoEvent
 
 from conflict_eval.components.compose import compose_task
-from conflict_eval.plugins.microact import prompts as P
+from conflict_eval.scorers.microact import prompts as P
 from conflict_eval.plugins.microact.solver import microact
 from conflict_eval.testing import scripted_model
 
