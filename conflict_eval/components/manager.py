@@ -89,6 +89,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "ramdocs": "conflict_eval.plugins.ramdocs",
     "madam_rag": "conflict_eval.plugins.madam_rag",
     "conflictqa": "conflict_eval.plugins.conflictqa",
+    "truthfulqa": "conflict_eval.plugins.truthfulqa",
     "microact_metrics": "conflict_eval.scorers.microact",
     "atomr_metrics": "conflict_eval.scorers.atomr",
     "ramdocs_metrics": "conflict_eval.scorers.ramdocs",

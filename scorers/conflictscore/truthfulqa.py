@@ -2,9 +2,9 @@
 accuracy of the RAG, Control-RAG and Regenerated-RAG answers and, on the items
 ConflictScore flags, original wrong / correct counts, improve rate, harm rate
 and net improvement (Table 5). The task (tasks/truthfulqa_conflict/task.py)
-builds the samples and runs the solvers; its Control-RAG solver leaves its
-reply in :class:`ControlStore`, the regeneration in
-:class:`~.regenerate.RegenerationStore`.
+builds the samples and runs the solvers (``plugins/conflictscore/``); the
+Control-RAG solver leaves its reply in :class:`~.stores.ControlStore`, the
+regeneration in :class:`~.stores.RegenerationStore`.
 
 Failure rules: an unparseable answer (RAG, Control-RAG, or the Table 14
 reply) is wrong and counted; an answer that names no option and refuses is
@@ -23,7 +23,6 @@ import re
 
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, metric, scorer
 from inspect_ai.solver import TaskState
-from inspect_ai.util import StoreModel
 
 from conflict_eval.records import LETTERS, ConflictQA
 from conflict_eval.answers.reasons import GRADER_FAILED, REFUSAL, unread_reason
@@ -31,12 +30,7 @@ from conflict_eval.answers.reasons import GRADER_FAILED, REFUSAL, unread_reason
 from .panel import judge_panel
 from .parse import parse_rag_choice
 from .scorer import pooled_coverage, total
-
-
-class ControlStore(StoreModel):
-    """The Control-RAG reply (Table 13), written by the task's ``control_rag_answer`` solver."""
-
-    reply: str = ""
+from .stores import ControlStore, RegenerationStore
 
 
 # --------------------------------------------------------------------------- key entity
@@ -203,8 +197,6 @@ def _refused(reason: str | None) -> bool:
 })
 def truthfulqa_settings() -> Scorer:
     """Accuracy of the RAG, Control-RAG and Regenerated-RAG answers."""
-    from .regenerate import RegenerationStore
-
     async def score(state: TaskState, target: Target) -> Score:
         record = state.metadata_as(ConflictQA)
         entity = key_entity(record.question)

@@ -30,16 +30,13 @@ from dataclasses import asdict
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageUser
-from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from conflict_eval.components.endpoint import active_endpoint
-from conflict_eval.answers.failures import generate_state
 from conflict_eval.components.catalog import dataset_record
+from conflict_eval.plugins.conflictscore.prompts import STRATEGIES
+from conflict_eval.plugins.conflictscore.solver import write_report
 from conflict_eval.records import BadField, DataNeeded, Row, convert_rows, read_json_or_jsonl
 from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS, Options
-
-from .prompts import STRATEGIES, report_prompt
 
 logger = logging.getLogger(__name__)
 
@@ -105,19 +102,6 @@ def report_items(path: str | Path, dropped: dict[str, int] | None = None) -> lis
         if dropped is not None:
             dropped[reason] = dropped.get(reason, 0) + n
     return items
-
-
-@solver
-def write_report(strategy: str | None = None) -> Solver:
-    """One call: the strategy's prompt (the sample's ``strategy`` if not given)."""
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        md = state.metadata
-        prompt = report_prompt(strategy or md["strategy"], md["main_entity"], md["documents"])
-        state.messages = [ChatMessageUser(content=prompt)]
-        return await generate_state(generate, state, "the report writer")
-
-    return solve
 
 
 @task

@@ -5,7 +5,7 @@ import json
 import pytest
 from inspect_ai import eval
 
-from conflict_eval.tasks.conflictscore_report.prompts import BALANCED, RAG, SUPER_BALANCED, report_prompt
+from conflict_eval.plugins.conflictscore.prompts import BALANCED, RAG, SUPER_BALANCED, report_prompt
 from conflict_eval.tasks.conflictscore_report.task import conflictscore_report, report_items
 from conflict_eval.testing import scripted_model
 

@@ -1,4 +1,6 @@
-"""TruthfulQA binary choice (Jan-2025 version) with retrieved documents.
+"""TruthfulQA binary choice (Jan-2025 version) with retrieved documents: the
+``truthfulqa_binary`` dataset (:func:`truthfulqa_binary`), used by
+``conflict_eval/truthfulqa_conflict`` through the registry.
 
 Rows: ``Question``, ``Best Answer`` (correct option), ``Best Incorrect Answer``
 (distractor), ``Correct Answers`` / ``Incorrect Answers`` ("; "-separated).
@@ -29,11 +31,14 @@ The ``Source`` URL column is a link only (no passage text), so it is not used.
 from __future__ import annotations
 
 import json
+import logging
 import random
 from pathlib import Path
 
 from conflict_eval.records import ConflictQA, Passage, Row, convert_rows, read_json_or_jsonl
 from conflict_eval.scorers.conflictscore.truthfulqa import key_entity, mentions
+
+logger = logging.getLogger(__name__)
 
 
 def _statements(value: str) -> list[str]:
@@ -239,3 +244,138 @@ def key_entity_counts(documents: dict[str, list[dict]]) -> dict:
             "how": "key entity = longest capitalised run after the first word (joined across of/the/and), "
                    "else the longest content word not ending in -ed/-ing; a document mentions it if every "
                    "content word of it starts a word of the title or text"}
+
+
+# --------------------------------------------------------------------------- the registered dataset
+
+def truthfulqa_binary(
+    path: str | None = None,
+    background: list[str] | None = None,
+    corpus: str | None = None,
+    statements: str | None = None,
+    documents: str | None = None,
+    retriever: str = "bm25",
+    k: int = 10,
+    seed: int = 0,
+    limit: int | None = None,
+):
+    """TruthfulQA binary choice, each question with its retrieved documents.
+
+    Args:
+        path: TruthfulQA binary-choice file (JSONL or JSON rows of the
+            Jan-2025 CSV); required (e.g. ``../shared/data/truthfulqa_binary/sample.jsonl``):
+            no upstream revision is pinned (the module README says why).
+        background: extra corpus files (see :func:`build_corpus`).
+        corpus: a separate retrieval corpus instead of the file's statements:
+            an index directory (``conflict-eval index build``), a corpus file or
+            a search server (``es+http://...``, ``colbert+http://...``).
+        statements: the file's answer-key statements in the corpus: ``others``
+            (default without ``corpus``: other questions' statements, never the
+            question's own), ``all`` (own answer key included), ``none``
+            (default with ``corpus`` or ``documents``).
+        documents: per-question search results saved from a search API
+            (:func:`search_results_file`), used as each question's documents;
+            questions without a record are left out and counted.
+        retriever: ``bm25`` or ``dense`` (``conflict_eval.retrieval``).
+        k: documents per question (the paper: top 10).
+        seed: A/B order seed.
+        limit: keep the first ``limit`` questions (after retrieval).
+
+    The dataset's ``provenance`` (eval metadata) holds ``retrieval`` (what the
+    documents are, with a ``note`` on how far the setting is from the
+    paper's), ``dropped_records`` and ``dropped_total``.
+    """
+    from conflict_eval.records import DataNeeded, build_dataset, check_file
+
+    if not path:
+        raise DataNeeded("truthfulqa_conflict", "required", "a TruthfulQA binary-choice JSONL file")
+    check_file(path, "truthfulqa_binary")
+    if isinstance(background, str):
+        background = [background]
+    if documents and (corpus or background or statements):
+        raise ValueError("documents= gives each question its own documents: it cannot be combined with "
+                         "corpus=, background= or statements=")
+    statements = statements or ("none" if corpus or documents else "others")
+    if statements not in STATEMENTS:
+        raise ValueError(f"statements={statements!r}; expected one of {', '.join(STATEMENTS)}")
+    if corpus and (statements != "none" or background):
+        raise ValueError("corpus= is a separate corpus: it cannot be combined with background= or "
+                         "statements=others|all (index the statements into it instead)")
+    records = truthfulqa_records(path, seed=seed)
+    questions = [r.question for r in records]
+    dropped: dict[str, int] = {}
+    if documents:
+        saved = search_results_file(documents, k)
+        found = {q: saved[_norm_question(q)] for q in questions if _norm_question(q) in saved}
+        if not found:
+            raise ValueError(f"truthfulqa_conflict: no question of {path} has a record in documents={documents} "
+                             "(the 'question' field must be the TruthfulQA Question)")
+        if len(found) < len(questions):
+            dropped["no record in the documents file"] = len(questions) - len(found)
+            logger.warning("truthfulqa_conflict: %d question(s) of %s have no record in %s: left out",
+                           len(questions) - len(found), path, documents)
+        unused = len(saved) - len({_norm_question(q) for q in found})
+        by_question = found
+        retrieval = _retrieval_block(documents, None, statements, retriever, path, search_file=True,
+                                     unmatched_records=unused)
+    elif corpus:
+        by_question = retrieve_from(questions, corpus, k, retriever)
+        retrieval = _retrieval_block(corpus, None, statements, retriever, path)
+    else:
+        docs = build_corpus(path, background, statements)
+        by_question = retrieve(questions, docs, retriever, k, exclude_own=statements == "others")
+        retrieval = _retrieval_block(background, docs, statements, retriever, path)
+    retrieval["key_entity_mentions"] = key_entity_counts(by_question)
+    records = truthfulqa_records(path, by_question, seed=seed)
+    if documents:
+        records = [r for r in records if r.question in by_question]
+    # named as the task's logs have always named it: `conflict-eval compare` refuses two logs whose
+    # dataset names differ, so logs written before the loader became a dataset plugin still compare
+    samples = build_dataset("truthfulqa_conflict", records, location=str(path), limit=limit)
+    samples.provenance = {"retrieval": retrieval, "dropped_records": dropped, "dropped_total": sum(dropped.values())}
+    return samples
+
+
+#: The log's note for each setting: what the documents are, and that only
+#: per-question web search results resemble the paper's setting.
+PAPER_SETTING = ("The paper supplies the top 10 Google Search results per question (ConflictScore §6); ")
+NOTES = {
+    "others": PAPER_SETTING + "this offline default is NOT that setting: documents are retrieved from the "
+              "answer-key statements of the OTHER questions in the evaluated file (each question's own "
+              "statements excluded) plus any background passages, so they are often off-topic (see "
+              "key_entity_mentions) and scores are not comparable with Tables 4-5.",
+    "all": PAPER_SETTING + "this is NOT that setting: documents are retrieved from every answer-key statement "
+           "of the evaluated file, the question's OWN statements included (its Best Answer can be retrieved "
+           "verbatim), plus any background passages; scores are not comparable with Tables 4-5.",
+    "none": PAPER_SETTING + "this is NOT that setting: documents are retrieved from a separate corpus (or only "
+            "background passages) with no answer-key statements; scores are not comparable with Tables 4-5 "
+            "unless that corpus holds per-question web results.",
+    "search_file": PAPER_SETTING + "here each question's documents are the saved search results of "
+                   "-T documents= (the first k per question); they match the paper's setting only if they "
+                   "are the top 10 Google results.",
+}
+
+
+def _retrieval_block(spec, docs: list[dict] | None, statements: str, retriever: str, path: str,
+                     search_file: bool = False, **extra) -> dict:
+    """The ``retrieval`` eval-metadata block of this task (with a ``note``
+    that matches the setting)."""
+    from conflict_eval.retrieval import describe_source, open_corpus, retrieval_block
+
+    answer_key = {"others": "other questions' statements only (own answer key excluded)",
+                  "all": "every statement, the question's own answer key included",
+                  "none": "no answer-key statements"}[statements]
+    note = NOTES["search_file" if search_file else statements]
+    if search_file:
+        desc = {"corpus": str(spec), "passages": None, "backend": "per-question search results file"}
+        return retrieval_block({"documents": desc}, {"documents": False}, dataset_files=[str(path)],
+                               answer_key_statements=statements, answer_key=answer_key, note=note, **extra)
+    if docs is None:
+        desc = describe_source(open_corpus(spec, retriever))
+    else:
+        files = [str(path)] + [str(b) for b in spec or []]
+        desc = {"corpus": ", ".join(files), "passages": len(docs), "backend": f"{retriever} (in memory)",
+                "statement_documents": sum(1 for d in docs if d["source"] == "truthfulqa_statement")}
+    return retrieval_block({"documents": desc}, {"documents": statements != "none"},
+                           specs={"documents": spec if docs is None else None}, dataset_files=[str(path)],
+                           answer_key_statements=statements, answer_key=answer_key, note=note, **extra)
