@@ -3,6 +3,7 @@
 import math
 import json
 import random
+from pathlib import Path
 
 import pytest
 from inspect_ai import Task, eval
@@ -30,6 +31,45 @@ def test_records_randomise_ab_with_a_fixed_seed(shared_data):
     golds = [r.gold_option for r in records]
     assert 150 < golds.count("A") < 246  # both orders occur
     assert [r.gold_option for r in truthfulqa_records(path, seed=3)] != golds
+
+
+def test_truthfulqa_binary_is_a_registered_dataset_the_task_looks_up(shared_data, log_dir, monkeypatch, tmp_path):
+    """The loader is the dataset plugin ``truthfulqa_binary`` (plugins/truthfulqa): any method runs
+    on it through conflict_eval/run, and conflict_eval/truthfulqa_conflict takes its samples from
+    the registry (a factory put in its place is the one called)."""
+    from conflict_eval.components import manager
+
+    lines = (shared_data / "truthfulqa_binary" / "sample.jsonl").read_text(encoding="utf-8").splitlines()[:12]
+    path = str(tmp_path / "truthfulqa.jsonl")  # 12 real rows: retrieval over the whole file is not the point
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    component = manager.get_dataset("truthfulqa_binary")
+    assert (component.plugin, component.origin) == ("truthfulqa", "built-in")
+    model = scripted_model(lambda prompt: "<a>A</a>")
+    [log] = eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "truthfulqa_binary",
+                                                 "path": path, "k": 2, "limit": 3},
+                 model=model, log_dir=log_dir, display="none")
+    assert log.status == "success", log.error
+    assert log.results.total_samples == 3
+    records = truthfulqa_records(path)[:3]
+    # the first sample's prompt holds its question and its 2 retrieved documents
+    assert records[0].question in model.script.calls[0][-1].text
+    provenance = log.eval.metadata["dataset_provenance"]
+    assert provenance["retrieval"]["answer_key_statements"] == "others"
+    assert provenance["dropped_total"] == 0
+    expected = sum(r.gold_option == "A" for r in records) / 3
+    assert log.results.scores[0].metrics["accuracy"].value == pytest.approx(expected)
+
+    calls = []
+
+    def factory(**options):
+        calls.append(options)
+        return component.factory(**options)
+
+    monkeypatch.setitem(manager._builtin_cache, ("dataset", "truthfulqa_binary"),
+                        manager.Component("dataset", "truthfulqa_binary", factory, "truthfulqa", None))
+    task = truthfulqa_conflict(path=path, k=2, seed=3)
+    assert calls and calls[0]["path"] == path and calls[0]["k"] == 2 and calls[0]["seed"] == 3
+    assert len(task.dataset) == 12 and task.metadata["dropped_total"] == 0
 
 
 def test_corpus_has_statements_and_background(shared_data):
