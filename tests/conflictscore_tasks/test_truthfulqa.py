@@ -11,7 +11,6 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import generate
 
 from conflict_eval.plugins.conflictscore.regenerate import conflict_regenerate
-from conflict_eval.scorers.conflictscore.stores import RegenerationStore
 from conflict_eval.plugins.truthfulqa.dataset import build_corpus, truthfulqa_records
 from conflict_eval.scorers.conflictscore.truthfulqa import improve_harm
 from conflict_eval.tasks.truthfulqa_conflict.task import truthfulqa_conflict
