@@ -141,7 +141,8 @@ def conflictscore_report(
             grader_dedupe: options of the ``conflictscore`` metric, with
             its defaults.
     """
-    from conflict_eval.scorers.conflictscore.scorer import SCORE_METRICS, by_group, conflictscore, defined_mean
+    from conflict_eval.scorers.conflictscore.scorer import SCORE_METRICS, conflictscore
+    from conflict_eval.scorers.nan_metrics import by_group, defined_mean
 
     if not path:
         raise DataNeeded("conflictscore_report", "required",
