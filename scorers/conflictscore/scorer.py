@@ -47,7 +47,7 @@ from conflict_eval.answers.reasons import GRADER_FAILED, NO_RESPONSE
 from conflict_eval.scorers.nan_metrics import defined_mean, ratio, total
 
 from .panel import judge_panel, resolve_panel
-from .pipeline import DEFAULTS, Options, conflict_score
+from .pipeline import DEFAULTS, Backend, ClaimMode, Labelling, Options, conflict_score, takes_options
 
 
 def score_reason(completion: str, result) -> str | None:
@@ -111,11 +111,12 @@ def documents_of(state: TaskState) -> list[str]:
 
 
 @scorer(name="conflictscore", metrics=SCORE_METRICS)
+@takes_options()
 def conflictscore(
-    claims: str = DEFAULTS.claims,
+    claims: ClaimMode = DEFAULTS.claims,
     k: int = DEFAULTS.k,
-    labelling: str = DEFAULTS.labelling,
-    backend: str = DEFAULTS.backend,
+    labelling: Labelling = DEFAULTS.labelling,
+    backend: Backend = DEFAULTS.backend,
     nli_model: str | None = DEFAULTS.nli_model,
     grader_max_tokens: int | None = DEFAULTS.grader_max_tokens,
     grader_dedupe: bool = DEFAULTS.grader_dedupe,
@@ -147,8 +148,7 @@ def conflictscore(
             (``labelling=all_docs``: documents reversed) and report the flip rate.
         judge_temperature: the temperature of repeated questions (recorded).
     """
-    opts = Options(claims, k, labelling, backend, nli_model, grader_max_tokens, grader_dedupe,
-                   judge_repeats, judge_swap, judge_temperature)
+    opts = Options.of(locals())
 
     async def score(state: TaskState, target: Target) -> Score:
         documents = documents_of(state)

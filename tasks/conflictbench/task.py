@@ -14,13 +14,14 @@ backend=nli -T nli_model=DIR`` labels with a local NLI model instead.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 from inspect_ai import Task, task
 from inspect_ai.log import HeadlineMetric
 
 from conflict_eval.components.endpoint import active_endpoint
-from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS
+from conflict_eval.scorers.conflictscore.pipeline import ONE_CLAIM, Backend, Labelling, Options, takes_options
 
 SUBSETS = ("kre_ecqa", "kre_ecare", "macnoise_nq", "macnoise_tqa", "ambigdocs", "conflictingqa")
 
@@ -43,16 +44,21 @@ def load_subset(name: str, path: str | None, seed: int, dropped: dict[str, int] 
 
 
 @task
+@takes_options(ONE_CLAIM, without=("claims", "k"))  # the claim is the input: one claim
 def conflictbench(
     subsets: str | list[str] = "kre_ecqa",
     path: str | None = None,
     paths: dict[str, str] | None = None,
-    backend: str = DEFAULTS.backend,
-    nli_model: str | None = DEFAULTS.nli_model,
-    labelling: str = DEFAULTS.labelling,
-    grader_max_tokens: int | None = DEFAULTS.grader_max_tokens,
+    backend: Backend = ONE_CLAIM.backend,
+    nli_model: str | None = ONE_CLAIM.nli_model,
+    labelling: Labelling = ONE_CLAIM.labelling,
+    grader_max_tokens: int | None = ONE_CLAIM.grader_max_tokens,
     shuffle: bool = True,
     seed: int = 0,
+    grader_dedupe: bool = ONE_CLAIM.grader_dedupe,
+    judge_repeats: int = ONE_CLAIM.judge_repeats,
+    judge_swap: bool = ONE_CLAIM.judge_swap,
+    judge_temperature: float = ONE_CLAIM.judge_temperature,
 ) -> Task:
     """Conflict detection over one or more ConflictBench-style subsets.
 
@@ -61,12 +67,15 @@ def conflictbench(
             ``macnoise_nq``, ``macnoise_tqa``, ``ambigdocs``, ``conflictingqa``.
         path: file for a single subset.
         paths: ``{subset: file}`` for several.
-        backend, nli_model, labelling, grader_max_tokens: labelling options
-            (see the ``conflictscore`` metric; its defaults).
+        backend, nli_model, labelling, grader_max_tokens, grader_dedupe,
+            judge_repeats, judge_swap, judge_temperature: labelling options
+            (see the ``conflictscore`` metric; its defaults), the ``judge_*``
+            ones for the judge panel (``grader``, ``grader_2``, ... roles).
         shuffle: shuffle items (seeded) with Conflict and No Conflict items
             alternating, so ``--limit n`` (n >= 2) sees both labels.
         seed: seed for the Appendix A recipe and the shuffle.
     """
+    options = Options.of(locals(), ONE_CLAIM)  # checked here, before any data is read
     from conflict_eval.plugins.conflictbench.detect import detect_conflict
     from conflict_eval.scorers.conflictscore.detection import conflict_detection
     from conflict_eval.records import build_dataset
@@ -88,8 +97,7 @@ def conflictbench(
         records = alternate_labels(records, seed)
     return Task(
         dataset=build_dataset("conflictbench", records),
-        solver=detect_conflict(backend=backend, nli_model=nli_model, labelling=labelling,
-                               grader_max_tokens=grader_max_tokens),
+        solver=detect_conflict(**{n: v for n, v in asdict(options).items() if n not in ("claims", "k")}),
         scorer=conflict_detection(),
         # ConflictScore Table 2's Acc: the mean of the per-sample correctness (P, R, F1 are beside it)
         headline_metric=HeadlineMetric(scorer="conflict_detection", metric="det_accuracy"),
