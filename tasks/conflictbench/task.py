@@ -21,6 +21,7 @@ from inspect_ai import Task, task
 from inspect_ai.log import HeadlineMetric
 
 from conflict_eval.components.endpoint import active_endpoint
+from conflict_eval.records import ArgumentError, TaskArgument
 from conflict_eval.scorers.conflictscore.pipeline import ONE_CLAIM, Backend, Labelling, Options, takes_options
 
 SUBSETS = ("kre_ecqa", "kre_ecare", "macnoise_nq", "macnoise_tqa", "ambigdocs", "conflictingqa")
@@ -35,7 +36,8 @@ def load_subset(name: str, path: str | None, seed: int, dropped: dict[str, int] 
         file = Path(path) if path else github_file(ds.KRE_REPO, ds.KRE_COMMIT, ds.KRE_FILES[sub])
         return ds.kre_records(file, subset=f"{name}_derived", seed=seed)
     if not path:
-        raise ValueError(f"conflictbench subset {name!r} needs a path (-T paths='{{{name}: FILE}}')")
+        raise ArgumentError(f"conflictbench subset {name!r} needs a path (", TaskArgument("paths", f"{{{name}: FILE}}"),
+                            ")")
     if name == "ambigdocs":
         return ds.ambigdocs_records(path, seed=seed)
     if name == "conflictingqa":
@@ -85,7 +87,8 @@ def conflictbench(
     if unknown or not names:
         raise ValueError(f"conflictbench subsets {unknown or names}: expected some of {SUBSETS}")
     if path and len(names) > 1:
-        raise ValueError("conflictbench: -T path is for one subset; use -T paths='{subset: file}'")
+        raise ArgumentError("conflictbench: ", TaskArgument("path"), " is for one subset; use ",
+                            TaskArgument("paths", "{subset: FILE}"))
     paths = dict(paths or {})
     if path:
         paths[names[0]] = path
