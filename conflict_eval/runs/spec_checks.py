@@ -48,7 +48,7 @@ def positive_number_problem(value: Any, given: str | None = None) -> str | None:
     for a suite file and the command line (``cli.options.positive_number``,
     which passes the text ``given``)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        return f"must be a positive number (finite: no NaN or infinity), got {given if given is not None else value!r}"
+        return f"must be a positive number (finite: no NaN or infinity), got {repr(value) if given is None else given}"
     return None
 
 
