@@ -434,7 +434,6 @@ def read_verdict(row: dict) -> Reading:
 
 
 def read_madam_agent(row: dict) -> Reading:
-    from conflict_eval.answers.refusal import is_refusal
     from conflict_eval.plugins.madam_rag.parse import parse_agent_answer
 
     a = parse_agent_answer(row["reply"])

@@ -623,8 +623,8 @@ def test_loaders_give_records_or_located_errors_for_any_mutated_field(tmp_path_f
         except DatasetError as exc:
             str(exc).encode("utf-8")
         except ValueError as exc:  # the user-need grid: too few usable questions (advice names -T distractors=)
-            from conflict_eval.records import OptionError
+            from conflict_eval.records import ArgumentError
 
-            assert name.startswith("user_needs") and type(exc) in (ValueError, OptionError), (name, where, exc)
+            assert name.startswith("user_needs") and type(exc) in (ValueError, ArgumentError), (name, where, exc)
 
     check()

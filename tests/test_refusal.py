@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conflict_eval.answers import find_refusal, is_refusal
+from conflict_eval.answers import find_refusal, reads_as_refusal
 
 
 @pytest.mark.parametrize("text", [
@@ -29,7 +29,7 @@ from conflict_eval.answers import find_refusal, is_refusal
     "Not sure.", "No idea", "**Unsure**", "idk",
 ])
 def test_sincere_refusals(text):
-    assert is_refusal(text), text
+    assert reads_as_refusal(text), text
 
 
 @pytest.mark.parametrize("text", [
@@ -52,7 +52,7 @@ def test_sincere_refusals(text):
     "Not sure why anyone asks, but Paris.",
 ])
 def test_not_refusals(text):
-    assert not is_refusal(text), text
+    assert not reads_as_refusal(text), text
 
 
 def test_find_refusal_gives_the_words_and_where():
@@ -65,17 +65,17 @@ def test_total_on_any_string_and_caller_errors_raise():
     assert find_refusal("\ud800 I don't know \udfff") is not None  # lone surrogates are read, not fatal
     assert find_refusal("(" * 50_000) is None
     with pytest.raises(TypeError):
-        is_refusal(None)  # type: ignore[arg-type]
+        reads_as_refusal(None)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("text", ["Unknown.", "None", "N/A", "It is unclear.", "The context does not say.",
                                   "No information given."])
 def test_an_answer_slot_refuses_with_no_answer_words(text):
     """In a whole reply these can be an answer; in an answer slot they say there is none."""
-    assert not is_refusal(text) and is_refusal(text, answer_slot=True), text
+    assert not reads_as_refusal(text) and reads_as_refusal(text, answer_slot=True), text
 
 
 def test_typographic_quotes_are_folded_once_and_the_phrase_is_as_written():
     found = find_refusal("Honestly, I don’t know.")
     assert found.phrase == "I don’t know" and found.span == (10, 22)
-    assert is_refusal("I can’t determine it.") and not is_refusal("Document 2 says “I don’t know”, but Paris.")
+    assert reads_as_refusal("I can’t determine it.") and not reads_as_refusal("Document 2 says “I don’t know”, but Paris.")

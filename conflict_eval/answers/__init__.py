@@ -13,7 +13,7 @@ format lives in its plugin folder and builds on these.
 """
 
 from conflict_eval.answers.choice import ChoiceParse, Method, letters_for, parse_choice
-from conflict_eval.answers.refusal import Refusal, find_refusal, is_refusal
+from conflict_eval.answers.refusal import Refusal, find_refusal, reads_as_refusal
 from conflict_eval.answers.reply import (
     MAX_REPLY_CHARS,
     Tag,
@@ -38,7 +38,7 @@ __all__ = [
     "clip",
     "continues_prefill",
     "find_refusal",
-    "is_refusal",
+    "reads_as_refusal",
     "first_tagged_answer",
     "letters_for",
     "loggable",

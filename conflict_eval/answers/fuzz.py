@@ -93,7 +93,7 @@ PARSERS: list[ParserEntry] = [
     ParserEntry("parse_choice", "conflict_eval.answers:parse_choice", _CHOICE,
                 call=lambda fn, t: fn(t, "ABCD", options=["Paris", "Rome", "Paris, Texas", "the placenta"]),
                 owner="conflict_eval.answers"),
-    ParserEntry("is_refusal", "conflict_eval.answers.refusal:is_refusal",
+    ParserEntry("reads_as_refusal", "conflict_eval.answers.refusal:reads_as_refusal",
                 "never fails: a reply is a sincere refusal or not (a refusal is scored wrong and counted in refusal)",
                 owner="conflict_eval.answers"),
     ParserEntry("find_refusal", "conflict_eval.answers.refusal:find_refusal",

@@ -2,7 +2,7 @@
 
 :func:`find_refusal` says whether a reply refuses to answer ("I cannot
 determine ...", "None of the options is correct", "The documents do not
-contain enough information ...") and which words do it; :func:`is_refusal`
+contain enough information ...") and which words do it; :func:`reads_as_refusal`
 is the yes/no form. Every reader of a choice letter uses it through
 :func:`conflict_eval.answers.parse_choice`, which marks a reply with no
 letter of its own that refuses as ``refused`` (not a parse failure); the
@@ -51,17 +51,17 @@ folded once, first (``answers.text_metrics.fold_quotes``).
 Only the first :data:`~conflict_eval.answers.MAX_REPLY_CHARS` characters are
 read; each pattern is a bounded, non-nested regex, so the time is linear.
 
->>> is_refusal("I cannot determine the answer from the documents provided.")
+>>> reads_as_refusal("I cannot determine the answer from the documents provided.")
 True
->>> is_refusal("None of the options is supported by the documents.")
+>>> reads_as_refusal("None of the options is supported by the documents.")
 True
->>> is_refusal("The documents do not contain enough information to answer this.")
+>>> reads_as_refusal("The documents do not contain enough information to answer this.")
 True
->>> is_refusal("I can't be certain, but the answer is most likely B.")
+>>> reads_as_refusal("I can't be certain, but the answer is most likely B.")
 False
->>> is_refusal('Document 2 says "I don\\'t know", but Document 1 gives Paris.')
+>>> reads_as_refusal('Document 2 says "I don\\'t know", but Document 1 gives Paris.')
 False
->>> is_refusal("Document 1 says there is not enough evidence.")
+>>> reads_as_refusal("Document 1 says there is not enough evidence.")
 False
 >>> find_refusal("Sorry, I'm unable to answer that.").phrase
 "I'm unable to answer"
@@ -75,7 +75,7 @@ from dataclasses import dataclass
 from conflict_eval.answers.reply import clip, reported
 from conflict_eval.answers.text_metrics import fold_quotes
 
-__all__ = ["Refusal", "find_refusal", "is_refusal"]
+__all__ = ["Refusal", "find_refusal", "reads_as_refusal"]
 
 _VERBS = (r"(?:determine|answer|tell|say|decide|choose|select|pick|identify|know|conclude|confirm|verify|find"
           r"|be[ \t]+(?:certain|sure|confident)|give[ \t]+(?:an?[ \t]+)?(?:definitive[ \t]+)?answer|make[ \t]+a[ \t]+choice)")
@@ -240,6 +240,10 @@ def find_refusal(text: str, *, answer_slot: bool = False) -> Refusal | None:
     return None
 
 
-def is_refusal(text: str, *, answer_slot: bool = False) -> bool:
-    """Whether ``text`` is a sincere refusal to answer (:func:`find_refusal`)."""
+def reads_as_refusal(text: str, *, answer_slot: bool = False) -> bool:
+    """Whether ``text`` reads as a sincere refusal to answer, in any wording the
+    rule above knows ("I cannot determine ...", "None of the options ...", "not
+    enough information ...": :func:`find_refusal`). Not the user-needs paper's
+    strict count of the answer "I don't know" only
+    (``conflict_eval.scorers.user_needs.normalize.is_i_dont_know``)."""
     return find_refusal(text, answer_slot=answer_slot) is not None

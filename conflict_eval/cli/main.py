@@ -140,7 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         from conflict_eval.cli.errors import explain, plain
 
-        from conflict_eval.records.errors import data_needed
+        from conflict_eval.records.errors import argument_error
+        from conflict_eval.runs.arguments import render
 
         from conflict_eval.runs.spec import model_arg_problem
 
@@ -153,8 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if known is not None:
             print(f"error: {known[0]}", file=sys.stderr)
             return known[1]
-        if (needed := data_needed(exc)) is not None:  # told as the command takes the file
-            print(f"error: {plain(needed.render(getattr(args, 'data_context', 'task')))}", file=sys.stderr)
+        if (needed := argument_error(exc)) is not None:  # told as the command takes the argument
+            print(f"error: {plain(render(needed, getattr(args, 'data_context', 'task')))}", file=sys.stderr)
             return 2
         if isinstance(exc, _user_errors()):
             print(f"error: {plain(str(exc))}", file=sys.stderr)

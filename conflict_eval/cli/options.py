@@ -40,25 +40,27 @@ def parse_pairs(pairs: Sequence[str], flag: str = "-T") -> dict[str, Any]:
 
 
 def positive_number(text: str) -> float:
-    """An argparse ``type`` for dollars and limits: a finite number > 0 (``nan``,
-    ``inf`` and ``0`` are refused with argparse's one-line error, exit 2).
+    """An argparse ``type`` for dollars and limits: a finite number > 0, the rule
+    of a suite file's budget and limits (``runs.spec_checks.positive_number_problem``;
+    ``nan``, ``inf`` and ``0`` are refused with argparse's one-line error, exit 2).
 
     >>> positive_number("2.5")
     2.5
     >>> positive_number("nan")
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: must be a finite number > 0, got 'nan'
+    argparse.ArgumentTypeError: must be a positive number (finite: no NaN or infinity), got 'nan'
     """
     import argparse
-    import math
+
+    from conflict_eval.runs.spec_checks import positive_number_problem
 
     try:
-        value = float(text)
+        value: object = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+        value = text  # not a number: the rule refuses it
+    if (bad := positive_number_problem(value, repr(text))) is not None:
+        raise argparse.ArgumentTypeError(bad)
     return value
 
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from conflict_eval.components.catalog import dataset_record
 from conflict_eval.components.manager import Component, did_you_mean, get_dataset, get_method, get_metric
-from conflict_eval.records import ARG, OptionError
+from conflict_eval.records import ArgumentError, TaskArgument
 
 DEFAULT_GENERATE_CONFIG: dict[str, Any] = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 512}
 """Greedy decoding with a 512-token budget per call (Micro-Act §7.1). Override with
@@ -134,10 +134,10 @@ def _declared_parts(dataset: Component) -> dict[str, Component]:
         try:
             parts[f"metric{i}"] = get_metric(metric_name)
         except UnknownComponentError as err:
-            raise OptionError(
+            raise ArgumentError(
                 f"dataset {dataset.name!r} (plugin {dataset.plugin!r}) declares metric {metric_name!r}, "
-                f"which no installed plugin registers ({err}); install its plugin or pass {ARG}",
-                field="scorer", file="NAME") from None
+                f"which no installed plugin registers ({err}); install its plugin or pass ",
+                TaskArgument("scorer", "NAME")) from None
     return parts
 
 
@@ -146,10 +146,10 @@ def _check_fits(dataset_name: str, samples, scorer_names: list[str], source: str
     if "choice_accuracy" in scorer_names:
         first = next(iter(samples), None)
         if first is not None and not first.choices:
-            raise OptionError(
+            raise ArgumentError(
                 f"scorer 'choice_accuracy' ({source}) cannot score dataset {dataset_name!r}: "
-                f"its samples have no answer options (sample {first.id!r}); pass another {ARG}",
-                field="scorer", file="NAME")
+                f"its samples have no answer options (sample {first.id!r}); pass another ",
+                TaskArgument("scorer", "NAME"))
 
 
 def default_metric(dataset) -> str:

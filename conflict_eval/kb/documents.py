@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from conflict_eval.kb.answer import END_TO_END_FREE_FORM_TEMPLATE, END_TO_END_TEMPLATE
 from conflict_eval.kb.rag import format_documents
-from conflict_eval.records import ConflictQA, OptionError, Passage, arg
+from conflict_eval.records import ArgumentError, ConflictQA, Passage, TaskArgument
 
 KB_KEYS = ("kb_path", "pollution", "candidate")
 
@@ -27,9 +27,9 @@ def has_kb(record: ConflictQA) -> bool:
 def given_documents(record: ConflictQA, method: str) -> list[Passage]:
     """The record's documents; none is an error naming the method, sample and dataset."""
     if not record.evidence:
-        raise OptionError(f"{method}: sample {record.id!r} (dataset {record.dataset!r}) has neither a knowledge "
-                          f"base (extra.kb_path: {arg('dataset', 'polluted_kb')}) nor documents of its own",
-                          shown="any")
+        raise ArgumentError(f"{method}: sample {record.id!r} (dataset {record.dataset!r}) has neither a knowledge "
+                            "base (extra.kb_path: ", TaskArgument("dataset", "polluted_kb"),
+                            ") nor documents of its own", in_sample=True)
     return list(record.evidence)
 
 

@@ -9,7 +9,7 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
-from conflict_eval.records import ConflictQA, OptionError, arg
+from conflict_eval.records import ArgumentError, ConflictQA, TaskArgument
 
 from .format import kb_retriever
 
@@ -59,9 +59,9 @@ def kb_record(state: TaskState) -> ConflictQA:
     record = state.metadata_as(ConflictQA)
     for key in ("kb_path", "pollution", "candidate"):
         if key not in record.extra:
-            raise OptionError(f"sample {record.id}: extra.{key} is missing; this method runs on the "
-                              f"polluted_kb dataset ({arg('dataset', 'polluted_kb')} {arg('path', 'KB_FILE')})",
-                              shown="any")
+            raise ArgumentError(f"sample {record.id}: extra.{key} is missing; this method runs on the "
+                                "polluted_kb dataset (", TaskArgument("dataset", "polluted_kb"), " ",
+                                TaskArgument("path", "KB_FILE"), ")", in_sample=True)
     return record
 
 

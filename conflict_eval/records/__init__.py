@@ -10,18 +10,17 @@ folder and builds on these.
 
 from conflict_eval.records.build import build_dataset, convert_rows
 from conflict_eval.records.errors import (
-    ARG,
+    ArgumentError,
     BadField,
     DataFileAdvice,
     DataFileError,
     DataNeeded,
     DatasetError,
     MissingField,
-    OptionError,
     RecordProblem,
-    arg,
+    TaskArgument,
+    argument_error,
     check_file,
-    path_argument,
 )
 from conflict_eval.records.files import ENCODING, not_utf8, read_json_or_jsonl, read_jsonl, write_jsonl
 from conflict_eval.records.rows import Converter, Row, as_id, as_strings, content_id, numbered, optional_text

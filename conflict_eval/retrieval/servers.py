@@ -46,7 +46,7 @@ import urllib.parse
 from collections.abc import Awaitable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from conflict_eval.records import ARG, OptionError
+from conflict_eval.records import ArgumentError, TaskArgument
 from conflict_eval.retrieval import Hit
 
 
@@ -54,12 +54,11 @@ class SourceError(ValueError):
     """A knowledge source cannot be built or queried; the message says why."""
 
 
-class SourceAdvice(OptionError, SourceError):
+class SourceAdvice(ArgumentError, SourceError):
     """A :class:`SourceError` whose fix is a task argument (``text_corpus``,
-    ``kg_triples``, ...), written as the command that runs the task takes it
-    (:class:`~conflict_eval.records.errors.OptionError`). Sources are built inside
-    a running sample (from its record's files), so these are raised with
-    ``shown="any"``: ``str()`` gives both forms."""
+    ``kg_triples``, ...): an :class:`~conflict_eval.records.errors.ArgumentError`.
+    Sources are built inside a running sample (from its record's files), so
+    these are raised with ``in_sample=True``: ``str()`` gives both forms."""
 
 
 __all__ = ["ColbertServer", "ElasticsearchIndex", "HttpClient", "SparqlKG", "open_search_server",
@@ -483,5 +482,5 @@ def open_search_server(spec: str) -> Any:
         return ElasticsearchIndex(url)
     if kind == "colbert":
         return ColbertServer(url)
-    raise SourceAdvice(f"{spec!r}: a {kind} endpoint is not a passage corpus (use it as {ARG})",
-                       field="kg_triples", file=spec, shown="any")
+    raise SourceAdvice(f"{spec!r}: a {kind} endpoint is not a passage corpus (use it as ",
+                       TaskArgument("kg_triples", spec), ")", in_sample=True)

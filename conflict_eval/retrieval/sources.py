@@ -45,7 +45,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from conflict_eval.records import ARG, arg
+from conflict_eval.records import TaskArgument
 from conflict_eval.retrieval import Document, Hit
 from conflict_eval.retrieval.servers import SourceAdvice, SourceError
 
@@ -558,8 +558,8 @@ def text_source(corpus: str | None = None, retriever: str = "bm25") -> TextSourc
     """Text source over ``corpus``: a file (BM25 or dense in memory), an index
     directory, or a search server URL (``es+http://...``, ``colbert+http://...``)."""
     if not corpus:
-        raise SourceAdvice(f"text source needs a corpus: pass {ARG}", field="text_corpus", file=CORPUS_VALUES,
-                           shown="any")
+        raise SourceAdvice("text source needs a corpus: pass ", TaskArgument("text_corpus", CORPUS_VALUES),
+                           in_sample=True)
     if retriever not in ("bm25", "dense"):
         raise SourceError(f"unknown retriever {retriever!r}; expected bm25 or dense")
     return cached_source("text", TextSource, corpus=corpus, retriever=retriever)
@@ -569,8 +569,8 @@ def kg_source(triples: str | None = None) -> KGSource:
     """KG source over a triples file (BlendQA records or head/relation/tail JSONL)
     or a SPARQL endpoint (``sparql+https://query.wikidata.org/sparql``)."""
     if not triples:
-        raise SourceAdvice(f"kg source needs triples: pass {ARG} or {arg('kg_triples', 'sparql+URL')}",
-                           field="kg_triples", shown="any")
+        raise SourceAdvice("kg source needs triples: pass ", TaskArgument("kg_triples"), " or ",
+                           TaskArgument("kg_triples", "sparql+URL"), in_sample=True)
     return cached_source("kg", KGSource, backend=triples)
 
 
@@ -580,7 +580,7 @@ def web_source(pages: str | None = None, api: bool = False) -> WebPagesSource | 
         return cached_source("web", WebPagesSource, pages=pages)
     if api:
         return SerpApiSource()
-    raise SourceAdvice(f"web source needs pre-fetched pages ({ARG}) or the search API "
-                       f"({arg('web_api', 'true')} with CONFLICT_EVAL_WEB_SEARCH_KEY set); or run without it: "
-                       f"{arg('sources', 'text')} with {arg('text_corpus', CORPUS_VALUES)}", field="web_pages",
-                       shown="any")
+    raise SourceAdvice("web source needs pre-fetched pages (", TaskArgument("web_pages"), ") or the search API (",
+                       TaskArgument("web_api", "true"), " with CONFLICT_EVAL_WEB_SEARCH_KEY set); or run without "
+                       "it: ", TaskArgument("sources", "text"), " with ", TaskArgument("text_corpus", CORPUS_VALUES),
+                       in_sample=True)

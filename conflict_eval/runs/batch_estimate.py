@@ -174,10 +174,11 @@ def suite_rows(suite, *, models=None, limit=None, model_cost_config=None):
             cells = build_cells(one, models=specs, limit=limit, prices=prices,
                                 connect=False)
         except Exception as exc:  # noqa: BLE001 -- shown on the row; the rest of the suite is still estimated
-            from conflict_eval.records.errors import data_needed
+            from conflict_eval.records.errors import argument_error
+            from conflict_eval.runs.arguments import render
 
-            needed = data_needed(exc)  # a loader's missing file, told as a suite gives it
-            reason = needed.render("suite") if needed else (str(exc).splitlines() or [type(exc).__name__])[0]
+            needed = argument_error(exc)  # a loader's missing file, told as a suite gives it
+            reason = render(needed, "suite") if needed else (str(exc).splitlines() or [type(exc).__name__])[0]
             method = str(spec.args.get("method") or spec.task.split("/")[-1])
             profiles = load_profiles()
             known = (profiles.get("methods") or {}).get(method)  # no guess for a method without a profile

@@ -42,11 +42,13 @@ def model_problem(model: object) -> str | None:
     return None
 
 
-def positive_number_problem(value: Any) -> str | None:
+def positive_number_problem(value: Any, given: str | None = None) -> str | None:
     """Why ``value`` is not a finite number > 0 (a budget, a limit), else None.
-    NaN and infinity are refused: a NaN budget is never reached."""
+    NaN and infinity are refused: a NaN budget is never reached. The one rule
+    for a suite file and the command line (``cli.options.positive_number``,
+    which passes the text ``given``)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        return f"must be a positive number (finite: no NaN or infinity), got {value!r}"
+        return f"must be a positive number (finite: no NaN or infinity), got {repr(value) if given is None else given}"
     return None
 
 

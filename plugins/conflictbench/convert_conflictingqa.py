@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from conflict_eval.records.download import sha256_file
-from conflict_eval.records.errors import path_argument
+from conflict_eval.records.errors import TaskArgument
+from conflict_eval.runs.arguments import argument_text
 
 REQUIRED_COLUMNS = ("search_query", "text_window", "stance")
 
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"{args.pickle} (sha256 {digest}) -> {args.out}: {n} rows (sha256 {sha256_file(args.out)})")
-    print(f"use it with: {path_argument('any', file=str(args.out))}")
+    print(f"use it with: {argument_text(TaskArgument('path', str(args.out)), 'any')}")
     return 0
 
 

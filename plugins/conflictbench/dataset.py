@@ -36,7 +36,6 @@ from pathlib import Path
 from conflict_eval.records.download import github_file
 from conflict_eval.scorers.conflictscore.detection import CONFLICT, NO_CONFLICT
 from conflict_eval.records import (
-    ARG,
     LETTERS,
     BadField,
     ConflictQA,
@@ -45,6 +44,7 @@ from conflict_eval.records import (
     DataNeeded,
     Passage,
     Row,
+    TaskArgument,
     build_dataset,
     check_file,
     convert_rows,
@@ -263,12 +263,13 @@ def refuse_pickle(path: Path, dataset: str) -> DataFileError:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     digest = h.hexdigest()
-    return DataFileAdvice(dataset, path, (
+    return DataFileAdvice(
+        dataset, path,
         f"this is a Python pickle (sha256 {digest}); loading a pickle runs any code it contains and "
         "ConflictingQA's download is unversioned (no hash to pin), so conflict-eval does not "
         f"unpickle it. Convert it once to JSON Lines: `{CONVERT_COMMAND} {path} conflictingqa.jsonl "
-        f"--trust-pickle` (only if you trust where the file came from), then pass it as {ARG}"),
-        file_hint="conflictingqa.jsonl")
+        "--trust-pickle` (only if you trust where the file came from), then pass it as ",
+        TaskArgument("path", "conflictingqa.jsonl"))
 
 
 def conflictingqa_records(path: str | Path, subset: str = "conflictingqa") -> list[ConflictQA]:

@@ -21,19 +21,34 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from conflict_eval.scorers.conflictscore.detection import UNDETERMINED, decide
-from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS, Options, conflict_score
+from conflict_eval.scorers.conflictscore.pipeline import (
+    ONE_CLAIM,
+    Backend,
+    Labelling,
+    Options,
+    conflict_score,
+    takes_options,
+)
 from conflict_eval.scorers.conflictscore.scorer import documents_of
+
+FIXED = ("claims", "k")
+"""Options the detector does not take: the claim is the input, one claim."""
 
 
 @solver
-def detect_conflict(backend: str = DEFAULTS.backend, nli_model: str | None = DEFAULTS.nli_model,
-                    labelling: str = DEFAULTS.labelling,
-                    grader_max_tokens: int | None = DEFAULTS.grader_max_tokens) -> Solver:
+@takes_options(ONE_CLAIM, without=FIXED)
+def detect_conflict(backend: Backend = ONE_CLAIM.backend, nli_model: str | None = ONE_CLAIM.nli_model,
+                    labelling: Labelling = ONE_CLAIM.labelling,
+                    grader_max_tokens: int | None = ONE_CLAIM.grader_max_tokens,
+                    grader_dedupe: bool = ONE_CLAIM.grader_dedupe,
+                    judge_repeats: int = ONE_CLAIM.judge_repeats,
+                    judge_swap: bool = ONE_CLAIM.judge_swap,
+                    judge_temperature: float = ONE_CLAIM.judge_temperature) -> Solver:
     """Label the claim against every document; answer Conflict / No Conflict
-    (the input is the claim: ``claims="whole"``; the other options and their
-    defaults are the ``conflictscore`` metric's)."""
-    opts = Options(claims="whole", backend=backend, nli_model=nli_model, labelling=labelling,
-                   grader_max_tokens=grader_max_tokens)
+    (the input is the claim: ``claims="whole"``, :data:`FIXED`; the other
+    options and their defaults are the ``conflictscore`` metric's, the
+    ``judge_*`` ones for its judge panel)."""
+    opts = Options.of(locals(), ONE_CLAIM)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         claim = state.input_text

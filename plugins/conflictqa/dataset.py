@@ -40,13 +40,13 @@ from pathlib import Path
 from conflict_eval.components.compose import declares_metric
 from conflict_eval.records.download import github_file
 from conflict_eval.records import (
-    ARG,
     LETTERS,
+    ArgumentError,
     BadField,
     ConflictQA,
-    OptionError,
     Passage,
     Row,
+    TaskArgument,
     build_dataset,
     check_file,
     content_id,
@@ -74,8 +74,8 @@ UNCERTAIN = "Uncertain."
 
 def upstream_file(model: str) -> str:
     if model not in MODELS:
-        raise OptionError(f"{NAME}: unknown memory_model {model!r}; expected one of {', '.join(MODELS)} "
-                          f"(or pass any upstream per-model file as {ARG})")
+        raise ArgumentError(f"{NAME}: unknown memory_model {model!r}; expected one of {', '.join(MODELS)} "
+                            "(or pass any upstream per-model file as ", TaskArgument("path"), ")")
     return f"conflictQA/conflictQA-strategyQA-{model}.json"
 
 

@@ -55,7 +55,8 @@ from conflict_eval.answers.failures import generate_checked
 from conflict_eval.records import LETTERS
 from conflict_eval.scorers.conflictscore import metrics
 from conflict_eval.scorers.conflictscore.parse import parse_rag_choice, parse_table14_choice
-from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS, ConflictResult, Options, conflict_score
+from conflict_eval.scorers.conflictscore.pipeline import (
+    ONE_CLAIM, Backend, ClaimMode, ConflictResult, Labelling, Options, conflict_score, takes_options)
 from conflict_eval.scorers.conflictscore.scorer import documents_of
 from conflict_eval.scorers.conflictscore.stores import RegenerationStore
 
@@ -108,31 +109,31 @@ def regeneration_prompt(question: str, documents: list[str], original: str, resu
 
 
 @solver
+@takes_options(ONE_CLAIM)
 def conflict_regenerate(
     inner: Solver,
-    claims: str = "whole",
-    k: int = DEFAULTS.k,
-    labelling: str = DEFAULTS.labelling,
-    backend: str = DEFAULTS.backend,
-    nli_model: str | None = DEFAULTS.nli_model,
-    grader_max_tokens: int | None = DEFAULTS.grader_max_tokens,
-    grader_dedupe: bool = DEFAULTS.grader_dedupe,
+    claims: ClaimMode = ONE_CLAIM.claims,
+    k: int = ONE_CLAIM.k,
+    labelling: Labelling = ONE_CLAIM.labelling,
+    backend: Backend = ONE_CLAIM.backend,
+    nli_model: str | None = ONE_CLAIM.nli_model,
+    grader_max_tokens: int | None = ONE_CLAIM.grader_max_tokens,
+    grader_dedupe: bool = ONE_CLAIM.grader_dedupe,
     max_tokens: int | None = None,
-    judge_repeats: int = DEFAULTS.judge_repeats,
-    judge_swap: bool = DEFAULTS.judge_swap,
-    judge_temperature: float = DEFAULTS.judge_temperature,
+    judge_repeats: int = ONE_CLAIM.judge_repeats,
+    judge_swap: bool = ONE_CLAIM.judge_swap,
+    judge_temperature: float = ONE_CLAIM.judge_temperature,
 ) -> Solver:
     """Run ``inner``; if ConflictScore flags its answer, regenerate once with
     the Table 14 feedback prompt (the evaluated model answers; the
     ``grader`` role, if given, scores).
 
     ``claims`` to ``grader_dedupe`` are the ``conflictscore`` metric's options
-    with its defaults, except ``claims="whole"``: a multiple-choice answer is
+    with its defaults, except ``claims="whole"`` (:data:`.pipeline.ONE_CLAIM`): a multiple-choice answer is
     scored as the text of the chosen option, a single claim. The cells are
     labelled by the judge panel (``grader``, ``grader_2``, ... roles; see
     ``scorers/conflictscore/panel.py``), and ``judge_*`` are its stability options."""
-    opts = Options(claims, k, labelling, backend, nli_model, grader_max_tokens, grader_dedupe,
-                   judge_repeats, judge_swap, judge_temperature)
+    opts = Options.of(locals())
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         state = await inner(state, generate)

@@ -35,7 +35,15 @@ import logging
 import random
 from pathlib import Path
 
-from conflict_eval.records import ConflictQA, Passage, Row, convert_rows, read_json_or_jsonl
+from conflict_eval.records import (
+    ArgumentError,
+    ConflictQA,
+    Passage,
+    Row,
+    TaskArgument,
+    convert_rows,
+    read_json_or_jsonl,
+)
 from conflict_eval.scorers.conflictscore.truthfulqa import key_entity, mentions
 
 logger = logging.getLogger(__name__)
@@ -82,8 +90,9 @@ def build_corpus(truthfulqa_path: str | Path, background: list[str] | None = Non
         from conflict_eval.retrieval import is_index_dir, is_url_spec
 
         if is_index_dir(path) or is_url_spec(path):
-            raise ValueError(f"background={path!r} is an index or a search server: pass it as -T corpus= "
-                             "(a separate corpus); background= takes corpus files merged with the statements")
+            raise ArgumentError(f"background={path!r} is an index or a search server: pass it as ",
+                                TaskArgument("corpus", path), " (a separate corpus); background= takes corpus files "
+                                "merged with the statements")
         with open(path, encoding="utf-8-sig") as f:
             for n, line in enumerate(f):
                 if not line.strip():

@@ -13,7 +13,8 @@ import json
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from conflict_eval.records import path_argument
+    from conflict_eval.records import TaskArgument
+    from conflict_eval.runs.arguments import argument_text
 
     from .generator import generate_uraq
 
@@ -22,7 +23,7 @@ def _generate(args: argparse.Namespace) -> int:
                                  max_tokens=args.max_tokens)
     print(f"wrote {len(rows)} questions to {args.out} (settings: {args.out}.settings.json; "
           f"all {len(report.pool)} generated statements: {args.out}.pool.jsonl; use them with "
-          f"{path_argument('any', 'distractors', f'{args.out}.pool.jsonl')})")
+          f"{argument_text(TaskArgument('distractors', f'{args.out}.pool.jsonl'), 'any')})")
     print(json.dumps(report.as_dict(), indent=1))
     return 0
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conflict_eval.records import ARG, ConflictQA, OptionError, Passage
+from conflict_eval.records import ArgumentError, ConflictQA, Passage, TaskArgument
 
 from .prompts import IDK, USER_NEEDS
 
@@ -253,10 +253,10 @@ def place(item: UserNeedItem, pool: Sequence[PoolEntry], n: int, seed: int = 0,
         raise ValueError(f"number of contexts must be >= 1, got {n}")
     allowed = candidates(item, pool) if allowed is None else allowed
     if len(allowed) < n:
-        raise OptionError(
+        raise ArgumentError(
             f"question {item.id!r}: only {len(allowed)} unrelated passages in the pool, "
             f"cannot build {n} contexts (use fewer contexts, more questions, or an external "
-            f"pool with {ARG})", field="distractors")
+            "pool with ", TaskArgument("distractors"), ")")
     rng = random.Random(f"{seed}|{item.id}|{n}")
     distractors = tuple(rng.sample(allowed, n))
     return Placement(distractors, rng.randrange(n))

@@ -7,7 +7,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from conflict_eval.answers.failures import generate_state
-from conflict_eval.records import ARG, ConflictQA, OptionError
+from conflict_eval.records import ArgumentError, ConflictQA, TaskArgument
 
 from .grid import parse_list
 from .prompts import INFO_TEMPLATE, SYSTEM_PROMPTS, USER_NEEDS, USER_TEMPLATE
@@ -41,8 +41,8 @@ def user_need_prompt(user_need: str | None = None) -> Solver:
             raise ValueError(f"sample {record.id!r} was built for user_need={own!r}, "
                              f"but the method was given user_need={user_need!r}")
         if own is None and (allowed is None or len(allowed) != 1):
-            raise OptionError(f"sample {record.id!r} has no user_need; pass one {ARG} "
-                              f"({', '.join(USER_NEEDS)})", field="user_need", file="...", shown="any")
+            raise ArgumentError(f"sample {record.id!r} has no user_need; pass one ", TaskArgument("user_need", "..."),
+                                f" ({', '.join(USER_NEEDS)})", in_sample=True)
         need = own or allowed[0]
         system, user = build_messages(record, need)
         transcript().info({"user_need": need, "setting": record.setting,

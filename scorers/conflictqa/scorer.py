@@ -21,7 +21,7 @@ from inspect_ai.solver import TaskState
 
 from conflict_eval.answers import parse_choice
 from conflict_eval.answers.reasons import REFUSAL, unread_reason
-from conflict_eval.records import LETTERS
+from conflict_eval.records import LETTERS, ArgumentError, TaskArgument
 
 from .metrics import CLASSES, summary_by_setting
 
@@ -55,8 +55,9 @@ def memorization_ratio() -> Scorer:
             by_letter = {extra["memory_option"]: "memory", extra["counter_option"]: "counter",
                          extra["uncertain_option"]: "uncertain"}
         except KeyError as exc:
-            raise ValueError(f"memorization_ratio: sample {state.sample_id!r} has no extra.{exc.args[0]}; "
-                             "this metric needs ConflictQA records (-T dataset=conflictqa)") from None
+            raise ArgumentError(f"memorization_ratio: sample {state.sample_id!r} has no extra.{exc.args[0]}; "
+                                "this metric needs ConflictQA records (", TaskArgument("dataset", "conflictqa"), ")",
+                                in_sample=True) from None
         reply = state.output.completion
         options = [c.value for c in state.choices] if len(state.choices) else None
         letters = LETTERS[: len(options) if options else 3]

@@ -21,6 +21,8 @@ from collections import defaultdict
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
+from conflict_eval.scorers.nan_metrics import ratio
+
 from .metrics import is_conflicted
 from .scorer import pooled_coverage
 
@@ -50,14 +52,6 @@ def counts(pairs: list[tuple[bool, str]]) -> dict[str, int]:
     return c
 
 
-NAN = float("nan")
-
-
-def _div(a: int, b: int) -> float:
-    """``a / b``; NaN (undefined, never 0) when ``b`` is 0."""
-    return a / b if b else NAN
-
-
 def detection_metrics(pairs: list[tuple[bool, str]]) -> dict[str, float]:
     """Table 2 metrics. Precision = TP/(TP+FP), recall = Acc_conf =
     TP/(TP+FN), F1 = 2PR/(P+R) = 2TP/(2TP+FP+FN), accuracy = (TP+TN)/N,
@@ -70,15 +64,15 @@ def detection_metrics(pairs: list[tuple[bool, str]]) -> dict[str, float]:
     [nan, nan, nan, 1.0, 1.0]
     """
     c = counts(pairs)
-    p, r = _div(c["tp"], c["tp"] + c["fp"]), _div(c["tp"], c["tp"] + c["fn"])
+    p, r = ratio(c["tp"], c["tp"] + c["fp"]), ratio(c["tp"], c["tp"] + c["fn"])
     return {
         "precision": p,
         "recall": r,
-        "f1": _div(2 * c["tp"], 2 * c["tp"] + c["fp"] + c["fn"]),
-        "accuracy": _div(c["tp"] + c["tn"], sum(c.values())),
+        "f1": ratio(2 * c["tp"], 2 * c["tp"] + c["fp"] + c["fn"]),
+        "accuracy": ratio(c["tp"] + c["tn"], sum(c.values())),
         "acc_conf": r,
-        "acc_noconf": _div(c["tn"], c["tn"] + c["fp"]),
-        "undetermined": _div(sum(1 for _, pred in pairs if pred == UNDETERMINED), len(pairs)),
+        "acc_noconf": ratio(c["tn"], c["tn"] + c["fp"]),
+        "undetermined": ratio(sum(1 for _, pred in pairs if pred == UNDETERMINED), len(pairs)),
         "n": float(len(pairs)),
     }
 

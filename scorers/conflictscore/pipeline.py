@@ -16,9 +16,11 @@ Cheaper variants (paper, Limitations):
 
 from __future__ import annotations
 
+import inspect
 import json
-from dataclasses import asdict, dataclass, field
-from typing import Literal
+from collections.abc import Collection, Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Literal, get_type_hints
 
 from . import metrics
 from .panel import Asked, Judge, Judging, ask, ask_panel, collect_calls, generate, panel_metadata, strict_majority, unit_record
@@ -40,10 +42,13 @@ Backend = Literal["llm", "nli"]
 
 @dataclass(frozen=True)
 class Options:
-    """The options of the ``conflictscore`` metric, defined here once: the
-    metric, :func:`~.regenerate.conflict_regenerate` and the tasks that pass
-    them on take their parameters' defaults from :data:`DEFAULTS` (or a
-    :func:`dataclasses.replace` of it) and pass ``asdict(options)`` on."""
+    """The options of the ``conflictscore`` metric, defined here once. Every
+    function that takes them as parameters (the metric,
+    :func:`~.regenerate.conflict_regenerate`, the tasks and the ConflictBench
+    detector) is decorated with :func:`takes_options`, which checks when its
+    module is imported that its parameters have these names, types and the
+    defaults of :data:`DEFAULTS` (or :data:`ONE_CLAIM`), and builds its
+    options with :meth:`of`."""
 
     claims: ClaimMode = "atomic"
     k: int = 3
@@ -85,9 +90,68 @@ class Options:
     def needs_llm(self) -> bool:
         return self.backend == "llm" or self.claims in ("atomic", "salient")
 
+    @classmethod
+    def of(cls, arguments: Mapping, base: Options | None = None, *, without: Collection[str] = ()) -> Options:
+        """The options among a function's ``arguments`` (its ``locals()`` on entry)
+        over ``base`` (:data:`DEFAULTS`), but those ``without`` (a parameter of
+        the same name that means something else).
+
+        >>> Options.of({"claims": "whole", "k": 10, "path": "x"}, without={"k"}) == replace(DEFAULTS, claims="whole")
+        True
+        """
+        return replace(base or DEFAULTS, **{f.name: arguments[f.name] for f in fields(cls)
+                                            if f.name in arguments and f.name not in without})
+
 
 DEFAULTS = Options()
 """The metric's defaults (``registry.yaml`` lists them; a test checks that they agree)."""
+
+ONE_CLAIM = replace(DEFAULTS, claims="whole")
+"""The defaults where what is scored is one claim (a chosen option's text,
+ConflictBench's claim): the metric's, but ``claims="whole"``."""
+
+OPTION_SITES: list[str] = []
+"""Every function :func:`takes_options` checked (``module.name``), for the test that none is missed."""
+
+
+def option_signature_problems(fn, defaults: Options = DEFAULTS, without: Collection[str] = ()) -> list[str]:
+    """How ``fn``'s parameters differ from :class:`Options` (name, type, default
+    ``defaults``), leaving out the fields ``without``; ``[]`` when they agree."""
+    params = inspect.signature(fn).parameters
+    types = get_type_hints(Options)
+    problems = []
+    for f in fields(Options):
+        if f.name in without:
+            continue
+        p = params.get(f.name)
+        if p is None:
+            problems.append(f"no parameter {f.name}")
+            continue
+        want = getattr(defaults, f.name)
+        if p.default is inspect.Parameter.empty or p.default != want or type(p.default) is not type(want):
+            problems.append(f"{f.name} defaults to {p.default!r}, Options to {want!r}")
+        given = eval(p.annotation, fn.__globals__) if isinstance(p.annotation, str) else p.annotation
+        if given != types[f.name]:
+            problems.append(f"{f.name} is typed {p.annotation}, Options {f.type}")
+    return problems
+
+
+def takes_options(defaults: Options = DEFAULTS, *, without: Collection[str] = ()):
+    """Decorator (innermost, under ``@scorer`` / ``@solver`` / ``@task``): check
+    when the module is imported that the function's parameters spell every
+    :class:`Options` field (but those ``without``) with its type and the
+    default of ``defaults``; a drift raises ``TypeError`` naming each difference.
+    The function is returned unchanged."""
+
+    def check(fn):
+        problems = option_signature_problems(fn, defaults, without)
+        if problems:
+            raise TypeError(f"{fn.__module__}.{fn.__qualname__}: its ConflictScore options differ from "
+                            f"pipeline.Options: {'; '.join(problems)}")
+        OPTION_SITES.append(f"{fn.__module__}.{fn.__qualname__}")
+        return fn
+
+    return check
 
 
 @dataclass

@@ -40,18 +40,14 @@ coverage then counts the first epoch's pairs.
 
 from __future__ import annotations
 
-import math
-
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, metric, scorer
 from inspect_ai.solver import TaskState
 from conflict_eval.answers.reasons import GRADER_FAILED, NO_RESPONSE
 
+from conflict_eval.scorers.nan_metrics import defined_mean, ratio, total
+
 from .panel import judge_panel, resolve_panel
-from .pipeline import DEFAULTS, Options, conflict_score
-
-
-def _defined(value) -> bool:
-    return isinstance(value, (int, float)) and not math.isnan(value)
+from .pipeline import DEFAULTS, Backend, ClaimMode, Labelling, Options, conflict_score, takes_options
 
 
 def score_reason(completion: str, result) -> str | None:
@@ -70,27 +66,6 @@ def _nan_if_none(value: float | None) -> float:
 
 
 @metric
-def defined_mean() -> Metric:
-    """Mean over samples whose value is a number (NaN if there are none)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        values = [s.score.value for s in scores if _defined(s.score.value)]
-        return sum(values) / len(values) if values else float("nan")
-
-    return compute
-
-
-@metric
-def total() -> Metric:
-    """Sum over samples (e.g. the number of samples with an undefined score)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        return float(sum(s.score.value for s in scores if _defined(s.score.value)))
-
-    return compute
-
-
-@metric
 def pooled_coverage() -> Metric:
     """Labelled (claim, document) pairs / all pairs, pooled over samples
     (from ``Score.metadata``; NaN when no sample has a pair)."""
@@ -98,7 +73,7 @@ def pooled_coverage() -> Metric:
     def compute(scores: list[SampleScore]) -> float:
         labelled = sum((s.score.metadata or {}).get("labelled_pairs", 0) for s in scores)
         pairs = sum((s.score.metadata or {}).get("pairs", 0) for s in scores)
-        return labelled / pairs if pairs else float("nan")
+        return ratio(labelled, pairs)
 
     return compute
 
@@ -121,20 +96,6 @@ SCORE_METRICS = {
 }
 
 
-@metric
-def by_group(key: str) -> Metric:
-    """:func:`defined_mean` per value of sample metadata ``key``."""
-
-    def compute(scores: list[SampleScore]) -> dict[str, float]:
-        groups: dict[str, list] = {}
-        for s in scores:
-            if _defined(s.score.value):
-                groups.setdefault(str((s.sample_metadata or {}).get(key)), []).append(s.score.value)
-        return {g: sum(v) / len(v) for g, v in sorted(groups.items())}
-
-    return compute
-
-
 def documents_of(state: TaskState) -> list[str]:
     """Grounding documents of a sample: ``ConflictQA.evidence`` texts (title
     prefixed when present) or a ``documents`` metadata list of strings."""
@@ -150,11 +111,12 @@ def documents_of(state: TaskState) -> list[str]:
 
 
 @scorer(name="conflictscore", metrics=SCORE_METRICS)
+@takes_options()
 def conflictscore(
-    claims: str = DEFAULTS.claims,
+    claims: ClaimMode = DEFAULTS.claims,
     k: int = DEFAULTS.k,
-    labelling: str = DEFAULTS.labelling,
-    backend: str = DEFAULTS.backend,
+    labelling: Labelling = DEFAULTS.labelling,
+    backend: Backend = DEFAULTS.backend,
     nli_model: str | None = DEFAULTS.nli_model,
     grader_max_tokens: int | None = DEFAULTS.grader_max_tokens,
     grader_dedupe: bool = DEFAULTS.grader_dedupe,
@@ -186,8 +148,7 @@ def conflictscore(
             (``labelling=all_docs``: documents reversed) and report the flip rate.
         judge_temperature: the temperature of repeated questions (recorded).
     """
-    opts = Options(claims, k, labelling, backend, nli_model, grader_max_tokens, grader_dedupe,
-                   judge_repeats, judge_swap, judge_temperature)
+    opts = Options.of(locals())
 
     async def score(state: TaskState, target: Target) -> Score:
         documents = documents_of(state)

@@ -26,10 +26,11 @@ from inspect_ai.solver import TaskState
 
 from conflict_eval.records import LETTERS, ConflictQA
 from conflict_eval.answers.reasons import GRADER_FAILED, REFUSAL, unread_reason
+from conflict_eval.scorers.nan_metrics import total
 
 from .panel import judge_panel
 from .parse import parse_rag_choice
-from .scorer import pooled_coverage, total
+from .scorer import pooled_coverage
 from .stores import ControlStore, RegenerationStore
 
 

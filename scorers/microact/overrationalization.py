@@ -18,16 +18,15 @@ as compatible / equally valid) or NO. Per sample the score value is a dict:
 Metrics: ``over_rationalization`` has ``ratio`` (rationalizing / judged
 samples: Figure 8's ratio; NaN when nothing was judged, never 0) and the same
 ratio per conflict type (sample metadata ``conflict_type``); ``parse_failure``
-has its ``count`` and its count per conflict type; ``judged`` and ``no_trace``
-their counts. The grader is the ``grader`` model role when one is given
+has its ``total`` (the count) and its count per conflict type
+(``total_by_conflict_type``); ``judged`` and ``no_trace`` their ``total``
+(:mod:`conflict_eval.scorers.nan_metrics`). The grader is the ``grader`` model role when one is given
 (``--model-role grader=...``), else the evaluated model, as for
 ``conflictscore``.
 """
 
 from __future__ import annotations
 
-import math
-from collections import defaultdict
 
 from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
@@ -38,6 +37,7 @@ from conflict_eval.answers.failures import checked
 from conflict_eval.components.stores import BaselineStore
 from conflict_eval.records import ConflictQA
 from conflict_eval.scorers.conflictscore.panel import judge_panel
+from conflict_eval.scorers.nan_metrics import grouped, mean_of, total, total_of
 from conflict_eval.answers.reasons import GRADER_FAILED, NO_RESPONSE
 
 from .parse import parse_verdict
@@ -52,10 +52,6 @@ GROUP_KEY = "conflict_type"
 PLACEHOLDERS = ("{question}", "{options}", "{evidence}", "{conflict}", "{trace}")
 
 
-def _defined(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
-
-
 def overrationalization_ratio(values) -> float:
     """Rationalizing / judged samples; NaN values (not judged) are left out,
     and with nothing judged the ratio is NaN (undefined, never 0).
@@ -65,15 +61,7 @@ def overrationalization_ratio(values) -> float:
     >>> overrationalization_ratio([float("nan")])
     nan
     """
-    judged = [float(v) for v in values if _defined(v)]
-    return sum(judged) / len(judged) if judged else float("nan")
-
-
-def _by_type(scores: list[SampleScore]) -> dict[str, list]:
-    groups: dict[str, list] = defaultdict(list)
-    for s in scores:
-        groups[str((s.sample_metadata or {}).get(GROUP_KEY, "none"))].append(s.score.value)
-    return dict(sorted(groups.items()))
+    return mean_of(values)
 
 
 @metric
@@ -91,27 +79,17 @@ def ratio_by_conflict_type() -> Metric:
     """:func:`overrationalization_ratio` per conflict type (NaN for a type with nothing judged)."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
-        return {g: overrationalization_ratio(v) for g, v in _by_type(scores).items()}
+        return {g: overrationalization_ratio(v) for g, v in grouped(scores, GROUP_KEY).items()}
 
     return compute
 
 
 @metric
-def count() -> Metric:
-    """Sum of the values (e.g. the number of grader parse failures)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        return float(sum(s.score.value for s in scores if _defined(s.score.value)))
-
-    return compute
-
-
-@metric
-def count_by_conflict_type() -> Metric:
-    """:func:`count` per conflict type."""
+def total_by_conflict_type() -> Metric:
+    """:func:`~conflict_eval.scorers.nan_metrics.total` per conflict type (NaN for a type with no value)."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
-        return {g: float(sum(v for v in vals if _defined(v))) for g, vals in _by_type(scores).items()}
+        return {g: total_of(v) for g, v in grouped(scores, GROUP_KEY).items()}
 
     return compute
 
@@ -183,9 +161,9 @@ def _reversed_evidence(record: ConflictQA) -> str:
 
 @scorer(name="overrationalization", metrics={
     "over_rationalization": [ratio(), ratio_by_conflict_type()],
-    "parse_failure": [count(), count_by_conflict_type()],
-    "judged": [count(), judge_panel()],
-    "no_trace": [count()],
+    "parse_failure": [total(), total_by_conflict_type()],
+    "judged": [total(), judge_panel()],
+    "no_trace": [total()],
 })
 def overrationalization(grader_max_tokens: int | None = 256,
                         judge_template: str = OVERRATIONALIZATION_TEMPLATE,
@@ -270,5 +248,5 @@ def overrationalization(grader_max_tokens: int | None = 256,
     return score
 
 
-__all__ = ["count", "count_by_conflict_type", "judge_prompt", "overrationalization",
+__all__ = ["judge_prompt", "overrationalization", "total_by_conflict_type",
            "overrationalization_ratio", "ratio", "ratio_by_conflict_type", "reasoning_trace"]

@@ -32,6 +32,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from conflict_eval.answers.text_metrics import Normalizer, get_normalizer
+from conflict_eval.scorers.nan_metrics import mean_of
 
 GROUPS = ("ambiguous", "single_answer", "with_misinformation", "without_misinformation")
 """Breakdown names: ambiguous (2+ gold answers) vs single-answer questions;
@@ -79,11 +80,6 @@ def group_of(extra: Mapping) -> tuple[str, str]:
             "with_misinformation" if extra["has_misinformation"] else "without_misinformation")
 
 
-def _mean(values: list[float]) -> float:
-    values = [v for v in values if not math.isnan(v)]
-    return sum(values) / len(values) if values else math.nan
-
-
 def _stderr(values: list[float]) -> float:
     """Standard error of the mean (sample standard deviation, ddof 1); NaN under 2 values."""
     n = len(values)
@@ -111,11 +107,11 @@ def summary(rows: Iterable[tuple[Mapping[str, float], tuple[str, ...]]]) -> dict
     """
     rows = list(rows)
     em = [float(v["strict_em"]) for v, _ in rows]
-    out = {"strict_em": _mean(em), "strict_em_stderr": _stderr(em),
-           "strict_em_authors": _mean([float(v.get("strict_em_authors", v["strict_em"])) for v, _ in rows]),
-           "parse_failure": _mean([float(v["parse_failure"]) for v, _ in rows]),
-           "gold_recall": _mean([float(v["gold_recall"]) for v, _ in rows]),
-           "wrong_included": _mean([float(v["wrong_included"]) for v, _ in rows]),
+    out = {"strict_em": mean_of(em), "strict_em_stderr": _stderr(em),
+           "strict_em_authors": mean_of([float(v.get("strict_em_authors", v["strict_em"])) for v, _ in rows]),
+           "parse_failure": mean_of([float(v["parse_failure"]) for v, _ in rows]),
+           "gold_recall": mean_of([float(v["gold_recall"]) for v, _ in rows]),
+           "wrong_included": mean_of([float(v["wrong_included"]) for v, _ in rows]),
            "n": float(len(rows))}
     for key in ("strict_em", "parse_failure"):
         for group, value in breakdown((float(v[key]), g) for v, g in rows).items():

@@ -39,6 +39,7 @@ from inspect_ai.solver import TaskState
 from conflict_eval.scorers.text_match.scorer import extract_answer
 from conflict_eval.answers.text_metrics import NORMALIZERS
 from conflict_eval.answers.reasons import NO_RESPONSE, unread_reason
+from conflict_eval.records import ArgumentError, TaskArgument
 
 from .metrics import group_of, strict_em_parts, summary
 
@@ -54,8 +55,9 @@ def _groups(s: SampleScore) -> tuple[str, str]:
     try:
         return group_of(extra)
     except KeyError as exc:
-        raise ValueError(f"strict_em: sample {s.sample_id!r} has no extra.{exc.args[0]}; the "
-                         "breakdowns need RAMDocs records (-T dataset=ramdocs)") from None
+        raise ArgumentError(f"strict_em: sample {s.sample_id!r} has no extra.{exc.args[0]}; the "
+                            "breakdowns need RAMDocs records (", TaskArgument("dataset", "ramdocs"), ")",
+                            in_sample=True) from None
 
 
 @metric
@@ -77,8 +79,9 @@ def ramdocs_strict_em(normalizer: str = "squad") -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         extra = (state.metadata or {}).get("extra") or {}
         if "wrong_answers" not in extra:
-            raise ValueError(f"strict_em: sample {state.sample_id!r} has no extra.wrong_answers; "
-                             "strict EM needs RAMDocs records (-T dataset=ramdocs)")
+            raise ArgumentError(f"strict_em: sample {state.sample_id!r} has no extra.wrong_answers; "
+                                "strict EM needs RAMDocs records (", TaskArgument("dataset", "ramdocs"), ")",
+                                in_sample=True)
         golds, wrongs = list(target.target), list(extra["wrong_answers"])
         reply = state.output.completion
         failure = state.store.get(PARSE_FAILURE_KEY)

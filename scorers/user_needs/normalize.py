@@ -82,7 +82,7 @@ def is_i_dont_know(text: str) -> bool:
     """The paper's refusal, read strictly: the answer is "I don't know" (any case
     or punctuation), "I do not know" or "idk", and nothing else. The headline
     refusal count. (Named for what it counts: not the toolkit's general refusal
-    recogniser, :func:`conflict_eval.answers.refusal.is_refusal`.)
+    recogniser, :func:`conflict_eval.answers.refusal.reads_as_refusal`.)
 
     >>> [is_i_dont_know(t) for t in ("I DON'T KNOW.", "idk", "I don't know the answer.")]
     [True, True, False]

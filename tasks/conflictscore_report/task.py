@@ -36,7 +36,7 @@ from conflict_eval.components.catalog import dataset_record
 from conflict_eval.plugins.conflictscore.prompts import STRATEGIES
 from conflict_eval.plugins.conflictscore.solver import write_report
 from conflict_eval.records import BadField, DataNeeded, Row, convert_rows, read_json_or_jsonl
-from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS, Options
+from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS, Backend, ClaimMode, Labelling, Options, takes_options
 
 logger = logging.getLogger(__name__)
 
@@ -105,16 +105,20 @@ def report_items(path: str | Path, dropped: dict[str, int] | None = None) -> lis
 
 
 @task
+@takes_options()
 def conflictscore_report(
     path: str | None = None,
     strategies: str | list[str] = "rag,balanced,super_balanced",
-    claims: str = DEFAULTS.claims,
+    claims: ClaimMode = DEFAULTS.claims,
     k: int = DEFAULTS.k,
-    labelling: str = DEFAULTS.labelling,
-    backend: str = DEFAULTS.backend,
+    labelling: Labelling = DEFAULTS.labelling,
+    backend: Backend = DEFAULTS.backend,
     nli_model: str | None = DEFAULTS.nli_model,
     grader_max_tokens: int | None = DEFAULTS.grader_max_tokens,
     grader_dedupe: bool = DEFAULTS.grader_dedupe,
+    judge_repeats: int = DEFAULTS.judge_repeats,
+    judge_swap: bool = DEFAULTS.judge_swap,
+    judge_temperature: float = DEFAULTS.judge_temperature,
 ) -> Task:
     """Report writing over conflicting documents, scored by ConflictScore.
 
@@ -122,15 +126,16 @@ def conflictscore_report(
         path: MacNoise file (JSON array or JSONL); required, see README.
         strategies: any of ``rag``, ``balanced``, ``super_balanced``.
         claims, k, labelling, backend, nli_model, grader_max_tokens,
-            grader_dedupe: options of the ``conflictscore`` metric, with
-            its defaults.
+            grader_dedupe, judge_repeats, judge_swap, judge_temperature:
+            options of the ``conflictscore`` metric, with its defaults.
     """
-    from conflict_eval.scorers.conflictscore.scorer import SCORE_METRICS, by_group, conflictscore, defined_mean
+    from conflict_eval.scorers.conflictscore.scorer import SCORE_METRICS, conflictscore
+    from conflict_eval.scorers.nan_metrics import by_group, defined_mean
 
     if not path:
         raise DataNeeded("conflictscore_report", "required",
                          "a MacNoise file, e.g. ../shared/data/macnoise_fewshot/sample.jsonl")
-    options = Options(claims, k, labelling, backend, nli_model, grader_max_tokens, grader_dedupe)
+    options = Options.of(locals())
     names = [s.strip() for s in strategies.split(",")] if isinstance(strategies, str) else list(strategies)
     bad = [s for s in names if s not in STRATEGIES]
     if bad or not names:

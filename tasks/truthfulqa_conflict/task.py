@@ -43,26 +43,27 @@ or the harm rate, against what a readable grader gives.
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import asdict
 
 from inspect_ai import Task, task
 
 from conflict_eval.components.endpoint import active_endpoint
 from conflict_eval.components.catalog import dataset_record
 from conflict_eval.components.manager import get_dataset
-from conflict_eval.scorers.conflictscore.pipeline import DEFAULTS
+from conflict_eval.scorers.conflictscore.pipeline import ONE_CLAIM, Backend, ClaimMode, Labelling, Options, takes_options
 from conflict_eval.scorers.conflictscore.truthfulqa import truthfulqa_settings
 
 #: This task's ConflictScore options: the metric's defaults, except
-#: ``claims="whole"``. What is scored is the text of the chosen option (a
+#: ``claims="whole"`` (``pipeline.ONE_CLAIM``). What is scored is the text of the chosen option (a
 #: bare letter has no claims), a short phrase that is one claim: splitting it
 #: into atomic claims would cost a grader call to get the same claim back
 #: (see README). ``k`` (salient claims) is not a task option here: this
 #: task's ``-T k`` is the number of retrieved documents.
-CONFLICTSCORE = replace(DEFAULTS, claims="whole")
+CONFLICTSCORE = ONE_CLAIM
 
 
 @task
+@takes_options(CONFLICTSCORE, without={"k"})  # this task's k is the number of documents
 def truthfulqa_conflict(
     path: str | None = None,
     background: list[str] | None = None,
@@ -72,11 +73,12 @@ def truthfulqa_conflict(
     retriever: str = "bm25",
     k: int = 10,
     seed: int = 0,
-    claims: str = CONFLICTSCORE.claims,
-    labelling: str = CONFLICTSCORE.labelling,
-    backend: str = CONFLICTSCORE.backend,
+    claims: ClaimMode = CONFLICTSCORE.claims,
+    labelling: Labelling = CONFLICTSCORE.labelling,
+    backend: Backend = CONFLICTSCORE.backend,
     nli_model: str | None = CONFLICTSCORE.nli_model,
     grader_max_tokens: int | None = CONFLICTSCORE.grader_max_tokens,
+    grader_dedupe: bool = CONFLICTSCORE.grader_dedupe,
     judge_repeats: int = CONFLICTSCORE.judge_repeats,
     judge_swap: bool = CONFLICTSCORE.judge_swap,
     judge_temperature: float = CONFLICTSCORE.judge_temperature,
@@ -101,9 +103,9 @@ def truthfulqa_conflict(
         retriever: ``bm25`` or ``dense`` (``conflict_eval.retrieval``).
         k: documents per question (the paper: top 10).
         seed: A/B order seed.
-        claims, labelling, backend, nli_model, grader_max_tokens: ConflictScore
-            options, defaults :data:`CONFLICTSCORE` (the metric's, but
-            ``claims=whole``: the chosen option is one claim).
+        claims, labelling, backend, nli_model, grader_max_tokens,
+            grader_dedupe: ConflictScore options, defaults :data:`CONFLICTSCORE`
+            (the metric's, but ``claims=whole``: the chosen option is one claim).
         judge_repeats, judge_swap, judge_temperature: judge stability of the
             ConflictScore panel (``grader``, ``grader_2``, ... roles; see
             ``scorers/conflictscore/panel.py``); the ``judge_panel`` metric
@@ -116,9 +118,7 @@ def truthfulqa_conflict(
         from conflict_eval.records import DataNeeded
 
         raise DataNeeded("truthfulqa_conflict", "required", "a TruthfulQA binary-choice JSONL file")
-    options = replace(CONFLICTSCORE, claims=claims, labelling=labelling, backend=backend, nli_model=nli_model,
-                      grader_max_tokens=grader_max_tokens, judge_repeats=judge_repeats, judge_swap=judge_swap,
-                      judge_temperature=judge_temperature)
+    options = Options.of(locals(), CONFLICTSCORE, without={"k"})
     samples = get_dataset("truthfulqa_binary").factory(
         path=path, background=background, corpus=corpus, statements=statements, documents=documents,
         retriever=retriever, k=k, seed=seed)

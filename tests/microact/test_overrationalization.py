@@ -11,14 +11,14 @@ from inspect_ai.scorer import SampleScore, Score
 
 from conflict_eval.plugins.microact.analysis import overrationalization_rows
 from conflict_eval.scorers.microact.overrationalization import (
-    count,
-    count_by_conflict_type,
     overrationalization,
     overrationalization_ratio,
     ratio,
     ratio_by_conflict_type,
+    total_by_conflict_type,
 )
 from conflict_eval.scorers.microact.parse import parse_verdict
+from conflict_eval.scorers.nan_metrics import total
 from conflict_eval.testing import scripted_model
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "conflictbank" / "qa_dataset_handwritten.jsonl"
@@ -84,8 +84,8 @@ def test_metrics_by_hand():
     by_type = ratio_by_conflict_type()(scores)
     assert by_type["temporal"] == 0.5 and by_type["semantic"] == 1.0 and math.isnan(by_type["misinformation"])
     failures = [_ss(0, "temporal"), _ss(1, "temporal"), _ss(1, "misinformation")]
-    assert count()(failures) == 2.0
-    assert count_by_conflict_type()(failures) == {"misinformation": 1.0, "temporal": 1.0}
+    assert total()(failures) == 2.0
+    assert total_by_conflict_type()(failures) == {"misinformation": 1.0, "temporal": 1.0}
     assert math.isnan(overrationalization_ratio([]))  # undefined, never 0
 
 
@@ -134,10 +134,10 @@ def test_gkp_ratio_with_a_grader_role_and_one_failure(log_dir):
     assert m["over_rationalization"]["conflict_eval/ratio"] == 0.5
     assert m["over_rationalization"]["conflict_eval/ratio_by_conflict_type_misinformation"] == 0.0
     assert m["over_rationalization"]["conflict_eval/ratio_by_conflict_type_temporal"] == 1.0
-    assert m["parse_failure"]["conflict_eval/count"] == 1.0
-    assert m["parse_failure"]["conflict_eval/count_by_conflict_type_temporal"] == 1.0
-    assert m["parse_failure"]["conflict_eval/count_by_conflict_type_misinformation"] == 0.0
-    assert m["judged"]["conflict_eval/count"] == 2.0
+    assert m["parse_failure"]["conflict_eval/total"] == 1.0
+    assert m["parse_failure"]["conflict_eval/total_by_conflict_type_temporal"] == 1.0
+    assert m["parse_failure"]["conflict_eval/total_by_conflict_type_misinformation"] == 0.0
+    assert m["judged"]["conflict_eval/total"] == 2.0
     failed = [s for s in log.samples if s.id == f"{TURING}-temporal"][0].scores["overrationalization"]
     assert math.isnan(failed.value["over_rationalization"]) and failed.value["parse_failure"] == 1
     assert failed.metadata["grader_reply"] == "I cannot judge this reliably."
@@ -167,12 +167,12 @@ def test_all_failures_give_nan_not_zero_and_evaluated_model_grades(log_dir):
     # per-type metric is its empty value NaN and no type has an entry
     assert math.isnan(m["over_rationalization"]["conflict_eval/ratio_by_conflict_type"])
     assert "conflict_eval/ratio_by_conflict_type_semantic" not in m["over_rationalization"]
-    assert m["parse_failure"]["conflict_eval/count_by_conflict_type_semantic"] == 2.0
+    assert m["parse_failure"]["conflict_eval/total_by_conflict_type_semantic"] == 2.0
     [ev] = [s for s in log.results.scores if s.name == "over_rationalization"]
     assert ev.unscored_samples == 2
     [row] = [r for r in overrationalization_rows([log]) if r["conflict_type"] == "semantic"]
     assert (row["judged"], row["parse_failure"]) == (0, 2) and math.isnan(row["ratio"])
-    assert m["parse_failure"]["conflict_eval/count"] == 2.0 and m["judged"]["conflict_eval/count"] == 0.0
+    assert m["parse_failure"]["conflict_eval/total"] == 2.0 and m["judged"]["conflict_eval/total"] == 0.0
 
 
 def test_microact_trajectory_is_the_trace(log_dir):
@@ -215,7 +215,7 @@ def test_offline_model_judges_gkp_end_to_end(log_dir):
         assert v["judged"] + v["parse_failure"] + v["no_trace"] == 1
         assert math.isnan(v["over_rationalization"]) == (not v["judged"])
     m = {s.name: {k: v.value for k, v in s.metrics.items()} for s in log.results.scores}
-    assert m["parse_failure"]["conflict_eval/count"] == sum(v["parse_failure"] for v in values)
+    assert m["parse_failure"]["conflict_eval/total"] == sum(v["parse_failure"] for v in values)
     judged = [v["over_rationalization"] for v in values if v["judged"]]
     r = m["over_rationalization"]["conflict_eval/ratio"]
     assert (math.isnan(r) and not judged) or r == pytest.approx(sum(judged) / len(judged))
@@ -261,7 +261,7 @@ def test_panel_of_two_judges_ties_are_undetermined_and_alpha(log_dir):
     assert log.status == "success", log.error
     m = {s.name: {k: v.value for k, v in s.metrics.items()} for s in log.results.scores}
     assert math.isnan(m["over_rationalization"]["conflict_eval/ratio"])
-    assert m["parse_failure"]["conflict_eval/count"] == 3.0
+    assert m["parse_failure"]["conflict_eval/total"] == 3.0
     assert m["judged"]["conflict_eval/judge_panel_alpha"] == pytest.approx(-0.5)
     assert m["judged"]["conflict_eval/judge_panel_judges"] == 2
     turing = [s for s in log.samples if s.id == f"{TURING}-temporal"][0].scores["overrationalization"]

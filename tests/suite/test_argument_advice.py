@@ -1,6 +1,7 @@
 """Errors that advise a task argument other than ``path`` (``scorer``, ``user_need``,
 ``distractors``, ``dataset``, ``text_corpus``, ``kg_triples``, ``web_pages``) go
-through ``records.errors`` as the data-file advice does (tests/suite/test_data_needed.py):
+as ``records.errors.ArgumentError``, the argument as data (``TaskArgument``), and are
+rendered by ``runs.arguments`` as the data-file advice is (tests/suite/test_data_needed.py):
 ``-T name=VALUE`` for ``inspect eval`` / ``conflict-eval run``, ``name: VALUE`` in
 the task's ``args:`` for suite commands. One raised inside a running sample reaches
 the user through the eval log, past the command, so it says both."""
@@ -15,8 +16,9 @@ from inspect_ai.log import read_eval_log
 from inspect_ai.solver import TaskState
 
 from conflict_eval.cli import main
-from conflict_eval.records import ARG, ConflictQA, OptionError, arg
-from conflict_eval.records.errors import data_needed, render_arguments
+from conflict_eval.records import ArgumentError, ConflictQA, TaskArgument
+from conflict_eval.records.errors import argument_error
+from conflict_eval.runs.arguments import render
 from conflict_eval.records.schema import to_sample
 from conflict_eval.retrieval.servers import SourceError
 from conflict_eval.testing import scripted_model
@@ -27,18 +29,18 @@ FREE_FORM = ('{"id": "f1", "question": "Capital of France?", "answers": ["Paris"
 
 
 def test_any_argument_renders_per_command():
-    text = f"run it on {arg('dataset', 'polluted_kb')} {ARG}"
-    assert render_arguments(text, "task", "path", "KB") == "run it on -T dataset=polluted_kb -T path=KB"
-    assert render_arguments(text, "suite", "path", "KB") == (
+    err = ArgumentError("run it on ", TaskArgument("dataset", "polluted_kb"), " ", TaskArgument("path", "KB"))
+    assert (err.argument, err.value) == ("dataset", "polluted_kb")
+    assert render(err, "task") == str(err) == "run it on -T dataset=polluted_kb -T path=KB"
+    assert render(err, "suite") == (
         f"run it on `dataset: polluted_kb` in that task's `args:`{NOTE} `path: KB` in that task's `args:`")
-    assert render_arguments(text, "any", "path", "KB") == (
+    assert render(err, "any") == (
         "run it on -T dataset=polluted_kb -T path=KB (in a suite file: `dataset: polluted_kb`, `path: KB` in "
         "that task's `args:`)")
-    assert render_arguments("no argument here", "any") == "no argument here"
-    with pytest.raises(ValueError, match="placeholder"):
-        arg("x", "a}b")
+    assert render(ArgumentError("no argument here"), "any") == "no argument here"
+    assert str(TaskArgument("paths", "{a: FILE}")) == "-T paths='{a: FILE}'"  # a value with a space is quoted
     with pytest.raises(ValueError, match="unknown context 'shell'"):
-        OptionError("x", shown="shell")
+        render(err, "shell")
 
 
 def _raised(make) -> BaseException:
@@ -113,26 +115,26 @@ def _source(name):
 # the literal texts are the messages as written before, with each argument in its form
 CASES = {
     "compose declared metric": (
-        lambda tmp: _compose_unregistered_metric(), OptionError,
+        lambda tmp: _compose_unregistered_metric(), ArgumentError,
         "install its plugin or pass -T scorer=NAME",
         f"install its plugin or pass `scorer: NAME` in that task's `args:`{NOTE}"),
     "compose unfit scorer": (
-        _compose_unfit_scorer, OptionError,
+        _compose_unfit_scorer, ArgumentError,
         "its samples have no answer options (sample 'f1'); pass another -T scorer=NAME",
         f"its samples have no answer options (sample 'f1'); pass another `scorer: NAME` in that task's `args:`{NOTE}"),
     "user_needs distractors": (
-        _too_few_distractors, OptionError,
+        _too_few_distractors, ArgumentError,
         "(use fewer contexts, more questions, or an external pool with -T distractors=FILE)",
         f"(use fewer contexts, more questions, or an external pool with `distractors: FILE` in that task's "
         f"`args:`{NOTE})"),
     "kb record": (
-        lambda tmp: _kb_record(), OptionError,
+        lambda tmp: _kb_record(), ArgumentError,
         "sample q1: extra.kb_path is missing; this method runs on the polluted_kb dataset (-T dataset=polluted_kb "
         "-T path=KB_FILE) (in a suite file: `dataset: polluted_kb`, `path: KB_FILE` in that task's `args:`)",
         f"this method runs on the polluted_kb dataset (`dataset: polluted_kb` in that task's `args:`{NOTE} "
         "`path: KB_FILE` in that task's `args:`)"),
     "kb documents": (
-        lambda tmp: _given_documents(), OptionError,
+        lambda tmp: _given_documents(), ArgumentError,
         "standard_rag: sample 'q1' (dataset 'demo') has neither a knowledge base (extra.kb_path: -T "
         "dataset=polluted_kb) nor documents of its own (in a suite file: `dataset: polluted_kb` in that task's "
         "`args:`)",
@@ -167,7 +169,36 @@ CASES = {
         "sparql+http://127.0.0.1:9/sparql` in that task's `args:`)",
         "a sparql endpoint is not a passage corpus (use it as `kg_triples: sparql+http://127.0.0.1:9/sparql` in "
         f"that task's `args:`{NOTE})"),
+    # the sites that wrote -T by hand before issue 47
+    "ramdocs breakdown": (
+        lambda tmp: _ramdocs_groups(), ArgumentError,
+        "strict_em: sample 's1' has no extra.ambiguous; the breakdowns need RAMDocs records (-T dataset=ramdocs) "
+        "(in a suite file: `dataset: ramdocs` in that task's `args:`)",
+        f"the breakdowns need RAMDocs records (`dataset: ramdocs` in that task's `args:`{NOTE})"),
+    "conflictbench subset path": (
+        lambda tmp: _conflictbench(subsets="ambigdocs"), ArgumentError,
+        "conflictbench subset 'ambigdocs' needs a path (-T paths='{ambigdocs: FILE}')",
+        f"conflictbench subset 'ambigdocs' needs a path (`paths: {{ambigdocs: FILE}}` in that task's `args:`{NOTE})"),
+    "conflictbench one path": (
+        lambda tmp: _conflictbench(subsets="ambigdocs,conflictingqa", path="x.json"), ArgumentError,
+        "conflictbench: -T path=FILE is for one subset; use -T paths='{subset: FILE}'",
+        f"conflictbench: `path: FILE` in that task's `args:`{NOTE} is for one subset; use `paths: {{subset: FILE}}` "
+        "in that task's `args:`"),
 }
+
+
+def _ramdocs_groups():
+    from inspect_ai.scorer import SampleScore, Score
+
+    from conflict_eval.scorers.ramdocs.scorer import _groups
+
+    _groups(SampleScore(score=Score(value=1), sample_id="s1", sample_metadata={}))
+
+
+def _conflictbench(**args):
+    from conflict_eval.tasks.conflictbench.task import conflictbench
+
+    conflictbench(**args)
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -175,13 +206,14 @@ def test_each_error_renders_its_argument_per_command(tmp_path, name):
     make, kind, shown, suite = CASES[name]
     err = _raised(lambda: make(tmp_path))
     assert isinstance(err, kind) and isinstance(err, ValueError)
-    assert data_needed(err) is err
+    assert argument_error(err) is err and err.argument and err.value
     assert shown in str(err), str(err)
-    assert suite in err.render("suite"), err.render("suite")
-    assert "-T" not in err.render("suite").replace(NOTE, "")
-    assert "`" not in err.render("task") and err.render("task") in str(err)  # str() is task (+ the suite form)
+    assert suite in render(err, "suite"), render(err, "suite")
+    assert "-T" not in render(err, "suite").replace(NOTE, "")
+    assert "`" not in render(err, "task") and render(err, "task") in str(err)  # str() is task (+ the suite form)
     again = pickle.loads(pickle.dumps(err))
-    assert type(again) is type(err) and str(again) == str(err) and again.render("suite") == err.render("suite")
+    assert type(again) is type(err) and str(again) == str(err) and render(again, "suite") == render(err, "suite")
+    assert (again.argument, again.value, again.in_sample) == (err.argument, err.value, err.in_sample)
 
 
 def _error(capsys) -> str:

@@ -9,8 +9,9 @@ import pickle
 import pytest
 
 from conflict_eval.cli import main
-from conflict_eval.records import DataNeeded
+from conflict_eval.records import DataNeeded, TaskArgument
 from conflict_eval.records.download import DownloadError, github_file
+from conflict_eval.runs.arguments import render
 
 SUITE = """name: needs
 models: [scripted/x]
@@ -24,8 +25,9 @@ def test_the_error_carries_what_is_missing_and_renders_per_command():
     err = DataNeeded("conflictbench_ambigdocs", "required", "test.json of yoonsanglee/AmbigDocs")
     assert (err.dataset, err.kind, err.field, err.file, err.record) == (
         "conflictbench_ambigdocs", "required", "path", None, None)
+    assert (err.argument, err.value) == ("path", "FILE") and err.arguments == [TaskArgument("path")]
     assert str(err) == "conflictbench_ambigdocs needs -T path=FILE: test.json of yoonsanglee/AmbigDocs"
-    assert err.render("suite") == ("conflictbench_ambigdocs needs `path: FILE` in that task's `args:` (a copy of "
+    assert render(err, "suite") == ("conflictbench_ambigdocs needs `path: FILE` in that task's `args:` (a copy of "
                                    "the suite file; suite commands take no -T): test.json of yoonsanglee/AmbigDocs")
     assert str(pickle.loads(pickle.dumps(err))) == str(err)
     with pytest.raises(ValueError, match="unknown missing-data kind"):
@@ -39,8 +41,9 @@ def test_a_download_offline_is_data_needed(monkeypatch):
     err = got.value
     assert isinstance(err, DataNeeded) and err.kind == "offline" and err.file == f"github/o/r/{'0' * 40}/d.json"
     assert str(err).endswith("give a local copy as -T path=FILE")
-    assert "-T" not in err.render("suite").replace("suite commands take no -T", "")
-    assert isinstance(pickle.loads(pickle.dumps(err)), DownloadError)
+    assert "-T" not in render(err, "suite").replace("suite commands take no -T", "")
+    again = pickle.loads(pickle.dumps(err))
+    assert isinstance(again, DownloadError) and str(again) == str(err) and again.kind == "offline"
 
 
 def _error(capsys) -> str:
@@ -66,14 +69,14 @@ def test_run_tells_the_task_argument(capsys):
 
 def test_an_unknown_memory_model_advises_the_path_argument_per_command():
     from conflict_eval.plugins.conflictqa.dataset import conflictqa
-    from conflict_eval.records.errors import data_needed
+    from conflict_eval.records.errors import argument_error
 
     with pytest.raises(ValueError, match="unknown memory_model 'gpt5'") as got:
         conflictqa(memory_model="gpt5")
-    err = data_needed(got.value)
+    err = argument_error(got.value)
     assert err is got.value
     assert str(err).endswith("(or pass any upstream per-model file as -T path=FILE)")
-    assert err.render("suite").endswith("(or pass any upstream per-model file as `path: FILE` in that task's "
+    assert render(err, "suite").endswith("(or pass any upstream per-model file as `path: FILE` in that task's "
                                         "`args:` (a copy of the suite file; suite commands take no -T))")
     assert str(pickle.loads(pickle.dumps(err))) == str(err)
 
@@ -87,12 +90,12 @@ def test_a_pickle_advises_the_converted_file_per_command(tmp_path):
         conflictingqa_records(tmp_path / "data.pkl")
     err = got.value
     assert str(err).endswith("then pass it as -T path=conflictingqa.jsonl")
-    assert "then pass it as `path: conflictingqa.jsonl` in that task's `args:`" in err.render("suite")
-    assert "-T path" not in err.render("suite")
+    assert "then pass it as `path: conflictingqa.jsonl` in that task's `args:`" in render(err, "suite")
+    assert "-T path" not in render(err, "suite")
     [problem] = err.problems
     assert str(problem).endswith("then pass it as -T path=conflictingqa.jsonl")
     again = pickle.loads(pickle.dumps(err))
-    assert str(again) == str(err) and again.render("suite") == err.render("suite")
+    assert str(again) == str(err) and render(again, "suite") == render(err, "suite")
 
 
 @pytest.mark.parametrize("args, task_form, suite_form", [

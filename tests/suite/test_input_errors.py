@@ -82,7 +82,7 @@ def test_nan_and_infinite_budgets_on_the_command_line_are_refused(tmp_path, caps
         main(["suite", "run", str(_suite(tmp_path, GOOD)), flag, value, "--log-dir", str(tmp_path / "logs")])
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert f"argument {flag}: must be a finite number > 0, got '{value}'" in err
+    assert f"argument {flag}: must be a positive number (finite: no NaN or infinity), got '{value}'" in err
     assert not (tmp_path / "logs").exists()
 
 
