@@ -3,7 +3,7 @@
 Each labelled row of the corpus is rewritten by the rewrites of
 ``benchmarks/reply_rewrites.py`` (>= 25 that keep its meaning, >= 10 that
 change it) and read through its chain as the method reads it
-(``benchmarks/reply_reading.py`` ``READERS``): under the preserving rewrites
+(``benchmarks/reply_reading.py`` ``reader_chains()``, every unit's declared chains): under the preserving rewrites
 at least 98% read as meant and no misread; under the changing ones, never the
 original answer. To stay cheap the test reads, in process, the first
 :data:`PER_KIND` rows of each prompt kind of the hand-written shapes and the
@@ -56,7 +56,7 @@ def result():
     return bench.measure_rewrites(sample)
 
 
-@pytest.mark.parametrize("chain", [r.name for r in bench.READERS])
+@pytest.mark.parametrize("chain", [r.name for r in bench.reader_chains()])
 def test_chain_reads_rewritten_replies_as_meant_and_never_the_old_answer_after_a_change(chain, result):
     assert chain in result["chains"], f"no labelled row of {chain}"
     counts = result["chains"][chain]
