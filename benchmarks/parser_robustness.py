@@ -109,9 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     rng = random.Random(args.seed)
-    randoms = [random_reply(rng) for _ in range(args.random)]
+    declared = reply_readers()
+    randoms = [random_reply(rng, tokens=declared.tokens) for _ in range(args.random)]
     families = {size: adversarial_inputs(size) for size in (10_000, 100_000)}
-    entries = [e for e in reply_readers().parsers if not args.only or args.only in e.name]
+    entries = [e for e in declared.parsers if not args.only or args.only in e.name]
     load_before = _load()
     started = time.perf_counter()
     rows = []

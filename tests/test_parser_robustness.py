@@ -42,7 +42,8 @@ from conflict_eval.answers.fuzz import FUZZ_TOKENS as TOKENS
 from conflict_eval.answers.fuzz import adversarial_inputs, check_total, scaling_inputs
 from conflict_eval.components.manager import reply_readers
 
-PARSERS = list(reply_readers().parsers)
+DECLARED = reply_readers()
+PARSERS = list(DECLARED.parsers)
 
 CALL_LIMIT = 1.0  # seconds per call
 GROWTH_LIMIT = 50  # 10x the input: at most this many times the time (linear ~10-30, quadratic ~100+)
@@ -52,7 +53,7 @@ GROWTH_FLOOR = 0.01  # seconds: a 20,000-character read faster than this is line
 
 replies = st.one_of(
     st.text(alphabet=st.characters(exclude_categories=()), max_size=400),
-    st.lists(st.one_of(st.sampled_from(TOKENS), st.text(max_size=12)), max_size=300).map("".join),
+    st.lists(st.one_of(st.sampled_from([*TOKENS, *DECLARED.tokens]), st.text(max_size=12)), max_size=300).map("".join),
 )
 
 
@@ -108,7 +109,7 @@ def test_documented_failures_are_the_only_exceptions():
     assert isinstance(documented.run("fly()"), ValueError)
 
 
-SMALL, LARGE = scaling_inputs(2_000), scaling_inputs(20_000)
+SMALL, LARGE = scaling_inputs(2_000, DECLARED.tokens), scaling_inputs(20_000, DECLARED.tokens)
 
 
 def best_cpu_time(entry, text: str, repeat: int) -> float:

@@ -238,7 +238,7 @@ def test_conflict_eval_reply_readers(tmp_path):
     import sys
     from pathlib import Path
 
-    from conflict_eval.answers.fuzz import ParserEntry, adversarial_inputs, check_total
+    from conflict_eval.answers.fuzz import ParserEntry, adversarial_inputs, check_total, scaling_inputs
     from conflict_eval.answers.readers import Chain, Reading, ReplyReaders
     from conflict_eval.components.manager import reply_readers
 
@@ -253,7 +253,8 @@ def test_conflict_eval_reply_readers(tmp_path):
         return Reading("value", letter.lower()) if letter else Reading("failure", reason="no SHOUT: line")
 
     declared = ReplyReaders(parsers=[ParserEntry("shout.read_shout", f"{__name__}:read_shout", "counted, never guessed")],
-                            chains=[Chain("shout.read_shout", ("shout.answer",), read_row)], shapes=[str(shapes)])
+                            chains=[Chain("shout.read_shout", ("shout.answer",), read_row)], shapes=[str(shapes)],
+                            tokens=["SHOUT:"])
     plugin = _make_plugin(conflict_eval_register_methods=lambda: {"shout": always_b},
                           conflict_eval_reply_readers=lambda: declared)
     before = {c.name for c in reply_readers().chains}
@@ -264,8 +265,9 @@ def test_conflict_eval_reply_readers(tmp_path):
         entry = next(p for p in found.parsers if p.name == "shout.read_shout")
         assert entry.owner == "shouter"  # filled in from the plugin's name
         assert {"parse_choice", "microact.parse_call"} <= {p.name for p in found.parsers}  # the core's, a unit's
-        for text in adversarial_inputs(2_000).values():
+        for text in [*adversarial_inputs(2_000).values(), *scaling_inputs(2_000, found.tokens).values()]:
             check_total(entry, text)
+        assert "'SHOUT:' + spaces" in scaling_inputs(2_000, found.tokens)  # its label, padded for the linear-time test
         spec = importlib.util.spec_from_file_location("reply_reading", Path(__file__).parents[1] / "benchmarks" / "reply_reading.py")
         bench = sys.modules.get("reply_reading") or importlib.util.module_from_spec(spec)
         if "reply_reading" not in sys.modules:

@@ -30,7 +30,7 @@ import importlib
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -142,10 +142,12 @@ surrogates, huge numbers); random replies are built by joining them with
 random text."""
 
 
-def random_reply(rng, max_chars: int = 10_000) -> str:
-    """One random reply from ``rng`` (a ``random.Random``): FUZZ_TOKENS mixed
-    with random code points (lone surrogates included); lengths mostly under
-    500 characters, some up to ``max_chars``."""
+def random_reply(rng, max_chars: int = 10_000, tokens: Sequence[str] = ()) -> str:
+    """One random reply from ``rng`` (a ``random.Random``): FUZZ_TOKENS (and
+    ``tokens``: the units' declared ``ReplyReaders.tokens``) mixed with random
+    code points (lone surrogates included); lengths mostly under 500
+    characters, some up to ``max_chars``."""
+    pieces = FUZZ_TOKENS + [t for t in tokens if t not in FUZZ_TOKENS] if tokens else FUZZ_TOKENS
     roll = rng.random()
     target = rng.randint(0, 500) if roll < 0.7 else rng.randint(500, 5_000) if roll < 0.95 else \
         rng.randint(5_000, max_chars)
@@ -154,13 +156,13 @@ def random_reply(rng, max_chars: int = 10_000) -> str:
     while size < target:
         pick = rng.random()
         if pick < 0.55:
-            piece = rng.choice(FUZZ_TOKENS)
+            piece = rng.choice(pieces)
         elif pick < 0.8:
             piece = "".join(chr(rng.randint(32, 126)) for _ in range(rng.randint(1, 12)))
         elif pick < 0.95:
             piece = "".join(chr(rng.randint(0, 0x2FFFF)) for _ in range(rng.randint(1, 6)))
         else:
-            piece = rng.choice(FUZZ_TOKENS) * rng.randint(2, 200)
+            piece = rng.choice(pieces) * rng.randint(2, 200)
         parts.append(piece)
         size += len(piece)
     return "".join(parts)
@@ -298,7 +300,7 @@ SCALING_UNITS: tuple[str, ...] = (
 """Units repeated many times (tags, labels, markup) in :func:`scaling_inputs`."""
 
 
-def scaling_inputs(size: int) -> dict[str, str]:
+def scaling_inputs(size: int, labels: Sequence[str] = ()) -> dict[str, str]:
     """Padded and repeated replies of exactly ``size`` characters, by family.
 
     At ``size=20_000`` (``MAX_REPLY_CHARS``, all of it read): every label of
@@ -306,10 +308,11 @@ def scaling_inputs(size: int) -> dict[str, str]:
     ``x``), of space-tab pairs or of newlines, and every unit of
     :data:`SCALING_UNITS` repeated 10,000 times (a unit longer than two
     characters as often as fits in ``size``). The linear-time test compares
-    each family at ``size`` and at a tenth of it.
+    each family at ``size`` and at a tenth of it. ``labels``: more labels
+    (the units' declared ``ReplyReaders.tokens``), padded the same way.
     """
     out: dict[str, str] = {}
-    for label in SCALING_LABELS:
+    for label in (*SCALING_LABELS, *(t for t in labels if t not in SCALING_LABELS)):
         pad = max(0, size - len(label) - 1)
         out[f"{label!r} + spaces"] = label + " " * pad + "x"
         out[f"{label!r} + space-tabs"] = (label + " \t" * (pad // 2 + 1))[:size - 1] + "x"

@@ -3,7 +3,7 @@
 A unit (built-in or third-party) returns one :class:`ReplyReaders` from the
 hook ``conflict_eval_reply_readers``; ``components.manager.reply_readers()``
 merges every plugin's with the core's own (:data:`conflict_eval.answers.fuzz.CORE_PARSERS`,
-:data:`CORE_CHAINS`). Three things, each collected where it is checked:
+:data:`CORE_CHAINS`). Four things, each collected where it is checked:
 
 * ``parsers``: :class:`~conflict_eval.answers.fuzz.ParserEntry` lines (the
   function by import path, how to call it on one reply -- its fuzz inputs --,
@@ -18,7 +18,10 @@ merges every plugin's with the core's own (:data:`conflict_eval.answers.fuzz.COR
 * ``shapes``: JSON Lines files of hand-written replies in the corpus format
   (``tests/data/reply_corpus/README.md``: ``id``, ``kind``, ``reply``,
   ``args``, ``meaning``), read as the ``shapes`` corpus beside the core's
-  ``shapes.jsonl``.
+  ``shapes.jsonl``;
+* ``tokens``: the labels and tags the readers look for, beyond
+  :data:`conflict_eval.answers.fuzz.FUZZ_TOKENS`: the fuzz test mixes them
+  into its random replies and pads them in its linear-time inputs.
 
 This module also holds the vocabulary a chain uses: :class:`Reading`,
 :func:`norm` (the comparable form of a value), :func:`says_refusal`,
@@ -92,6 +95,9 @@ class ReplyReaders:
     chains: Sequence[Chain] = ()
     shapes: Sequence[str | Path] = ()
     """JSON Lines files (absolute paths; ``Path(__file__).parent / ...`` in the unit)."""
+    tokens: Sequence[str] = ()
+    """Pieces the unit's readers look for (labels, tags) beyond ``fuzz.FUZZ_TOKENS``:
+    mixed into the fuzz test's random replies and padded in its linear-time inputs."""
 
 
 # --------------------------------------------------------------------------

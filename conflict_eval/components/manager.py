@@ -528,7 +528,7 @@ def reply_readers():
     from conflict_eval.answers.readers import CORE_CHAINS, ReplyReaders
 
     pm = plugin_manager()
-    parsers, chains, shapes = list(CORE_PARSERS), list(CORE_CHAINS), []
+    parsers, chains, shapes, tokens = list(CORE_PARSERS), list(CORE_CHAINS), [], []
     owners = {("parser", p.name): "the core" for p in parsers} | {("chain", c.name): "the core" for c in chains}
     for impl in pm.hook.conflict_eval_reply_readers.get_hookimpls():  # registration order
         found = impl.function()
@@ -544,4 +544,5 @@ def reply_readers():
         parsers += [p if p.owner else replace(p, owner=impl.plugin_name) for p in found.parsers]
         chains += found.chains
         shapes += [Path(s) for s in found.shapes]
-    return ReplyReaders(parsers=tuple(parsers), chains=tuple(chains), shapes=tuple(shapes))
+        tokens += [t for t in found.tokens if t not in tokens]
+    return ReplyReaders(parsers=tuple(parsers), chains=tuple(chains), shapes=tuple(shapes), tokens=tuple(tokens))

@@ -4,7 +4,8 @@ Three things, as a built-in unit declares them:
 
 * a fuzz entry: ``read_verdict`` by import path, called on any reply with the
   letters ``ABC`` (conflict-eval's fuzz and linear-time tests and
-  ``benchmarks/parser_robustness.py`` run it);
+  ``benchmarks/parser_robustness.py`` run it), and the labels it looks for,
+  which those tests mix into random replies and pad with 20,000 spaces;
 * a chain for the reply corpus kind ``example.verdict_first``: what the method
   reads from one reply, as a :class:`conflict_eval.answers.readers.Reading`
   (``benchmarks/reply_reading.py`` reports it read as meant);
@@ -43,4 +44,5 @@ READERS = ReplyReaders(
         Chain("example.read_verdict", ("example.verdict_first",), read_verdict_row, knows_refusal=True),
     ],
     shapes=[Path(__file__).parent / "data" / "reply_shapes.jsonl"],
+    tokens=["VERDICT:", "REASON:", "**VERDICT:**", "> VERDICT:"],
 )
