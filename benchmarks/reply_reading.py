@@ -295,7 +295,9 @@ def rewritten(reader: Chain, rows: list[dict]) -> list[tuple[str, str, dict]]:
         t, u = row["args"]["options"][letters.index(x)], row["args"]["options"][letters.index(y)]
         for family, table in (("preserving", rw.CHOICE_PRESERVING), ("changing", rw.CHOICE_CHANGING)):
             for name, f in table.items():
-                out.append((family, name, dict(row, reply=rw.compose(row["kind"], row["reply"], f(x, t, y, u)))))
+                answer = f(x, t, y, u)
+                out.append((family, name, dict(row, reply=reader.compose(row["reply"], answer) if reader.compose
+                                               else answer)))
     return out
 
 

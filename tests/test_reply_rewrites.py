@@ -33,9 +33,11 @@ def test_there_are_enough_rewrites_of_each_family():
 
 
 def test_a_rewrite_keeps_the_method_format():
-    cot = rw.compose("x.cot", "thinking</t>\n<a>B</a>", "**Answer:** B")
+    chains = {c.name: c for c in bench.reader_chains()}
+    cot = chains["baselines.parse_cot+parse_choice"].compose("thinking</t>\n<a>B</a>", "**Answer:** B")
     assert cot == "thinking</t>\n**Answer:** B"
-    ask = rw.compose("self_ask", "Follow up: x?\nIntermediate answer: y.\nSo the final answer is: B", "Probably B.")
+    ask = chains["baselines.parse_self_ask+parse_choice"].compose(
+        "Follow up: x?\nIntermediate answer: y.\nSo the final answer is: B", "Probably B.")
     assert ask == "Follow up: x?\nIntermediate answer: y.\n\nProbably B."
 
 

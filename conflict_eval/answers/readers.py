@@ -85,6 +85,9 @@ class Chain:
     prompt_tail: str | None = None
     """How the method's prefilled prompt ends: every ``choice`` row is also
     sent through this chain with this tail (``args.prompt_tail``)."""
+    compose: Callable[[str, str], str] | None = None
+    """Where a rewritten answer goes in one of its replies, ``(reply, answer) -> reply``
+    (CoT: after the thought's ``</t>``); None: the answer is the whole reply."""
 
 
 @dataclass(frozen=True)

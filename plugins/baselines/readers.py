@@ -5,6 +5,7 @@ letter reader. The parsers themselves are in :mod:`.parse`."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from conflict_eval.answers.fuzz import ParserEntry
@@ -34,6 +35,26 @@ def then_choice(function: str) -> Callable[[dict], Reading]:
     return read
 
 
+_T_CLOSE = re.compile(r"</t[ \t]*>", re.IGNORECASE)
+_INTERMEDIATE_LINE = re.compile(r"^.*intermediate[ \t]+answer[ \t]*:.*$", re.IGNORECASE | re.MULTILINE)
+
+
+def after_thought(reply: str, answer: str) -> str:
+    """A CoT / GKP reply with its answer written as ``answer``: the thought, ``</t>``, then the answer."""
+    close = _T_CLOSE.search(reply)
+    thought = reply[:close.start()] if close else "The evidence and my own knowledge disagree."
+    return f"{thought}</t>\n{answer}"
+
+
+def after_follow_ups(reply: str, answer: str) -> str:
+    """A Self-Ask reply with its answer written as ``answer``: the follow-ups and their answers, then it."""
+    last = None
+    for last in _INTERMEDIATE_LINE.finditer(reply):
+        pass
+    head = reply[:last.end()] if last is not None else ""
+    return f"{head}\n\n{answer}" if head else answer
+
+
 def segmented(function: str) -> Callable[[dict], Reading]:
     """A baseline's segmenter on the prefilled reply, then ``parse_choice``."""
     read = then_choice(function)
@@ -51,12 +72,13 @@ READERS = ReplyReaders(
         Chain("baselines.parse_comparative+parse_choice", ("comparative",), then_choice("parse_comparative"),
               knows_refusal=True, choice_rewrites=True),
         Chain("baselines.parse_self_ask+parse_choice", ("self_ask",), then_choice("parse_self_ask"),
-              knows_refusal=True, choice_rewrites=True),
+              knows_refusal=True, choice_rewrites=True, compose=after_follow_ups),
         Chain("baselines.parse_few_shot+parse_choice", ("x.few_shot",), segmented("parse_few_shot"),
               knows_refusal=True, choice_rewrites=True, prompt_tail="The final answer is: <a>"),
         Chain("baselines.parse_cot+parse_choice", ("x.cot",), segmented("parse_cot"), knows_refusal=True,
-              choice_rewrites=True, prompt_tail="Step-by-step thought: <t>"),
+              choice_rewrites=True, prompt_tail="Step-by-step thought: <t>", compose=after_thought),
         Chain("baselines.parse_cot+parse_choice (GKP)", ("x.gkp_answer",), segmented("parse_cot"),
-              knows_refusal=True, choice_rewrites=True, prompt_tail="# Step-by-step thought: <t>"),
+              knows_refusal=True, choice_rewrites=True, prompt_tail="# Step-by-step thought: <t>",
+              compose=after_thought),
     ],
 )
