@@ -132,12 +132,12 @@ def _read_rows(path: Path, corpus: str, replies: Path, inline: bool) -> list[dic
     with path.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             row = json.loads(line)
-            where = f"{path.name} line {n} ({row.get('id')!r})"
+            where = f"{path if inline else path.name} line {n} ({row.get('id')!r})"
             meaning = row.get("meaning")
             if not isinstance(meaning, dict) or not any(k in meaning for k in MEANING_KEYS):
                 raise ValueError(f"{where}: field 'meaning' must be an object with one of {', '.join(MEANING_KEYS)}")
             if inline and not isinstance(row.get("reply"), str):
-                raise ValueError(f"{path} line {n} ({row.get('id')!r}): field 'reply': a declared shape gives its reply text")
+                raise ValueError(f"{where}: field 'reply': a declared shape gives its reply text inline")
             if "reply" not in row:
                 source = replies / row["source"]
                 if not source.is_file():
@@ -151,6 +151,7 @@ def _read_rows(path: Path, corpus: str, replies: Path, inline: bool) -> list[dic
 # --------------------------------------------------------------------------
 # what a reader returned, and the comparison with the meaning (Reading, norm, ... are the core's:
 # conflict_eval.answers.readers, the vocabulary of a declared chain)
+
 
 def expected(meaning: dict) -> Any:
     """The comparable value a reply's meaning asks for (None for refusal/unreadable)."""
@@ -188,8 +189,6 @@ def judge(meaning: dict, reading: Reading, knows_refusal: bool) -> str:
     if reading.status == "refusal":
         return "misread"
     return "meant" if reading.value == expected(meaning) else "misread"
-
-
 
 
 # --------------------------------------------------------------------------
