@@ -1,7 +1,9 @@
 """Fuzz every parser of model output (issue 11's benchmark).
 
-For each entry of :data:`conflict_eval.answers.fuzz.PARSERS` (adding a
-parser there adds a row here): ``--random`` random replies (default 5,000:
+For each parser the plugin manager collects
+(``components.manager.reply_readers().parsers``: the core's and every unit's
+declaration, hook ``conflict_eval_reply_readers``; declaring a parser adds a
+row here): ``--random`` random replies (default 5,000:
 parser tokens mixed with random code points, lone surrogates included, mostly
 under 500 characters, some up to 10 kB) plus every adversarial family of
 :func:`~conflict_eval.answers.fuzz.adversarial_inputs` at 10 kB and
@@ -28,7 +30,8 @@ import random
 import time
 from pathlib import Path
 
-from conflict_eval.answers.fuzz import PARSERS, ParserTimeout, adversarial_inputs, check_total, random_reply
+from conflict_eval.answers.fuzz import ParserTimeout, adversarial_inputs, check_total, random_reply
+from conflict_eval.components.manager import reply_readers
 
 RESULTS = Path(__file__).parent / "results"
 MAX_CRASHES = 5
@@ -106,9 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     rng = random.Random(args.seed)
-    randoms = [random_reply(rng) for _ in range(args.random)]
+    declared = reply_readers()
+    randoms = [random_reply(rng, tokens=declared.tokens) for _ in range(args.random)]
     families = {size: adversarial_inputs(size) for size in (10_000, 100_000)}
-    entries = [e for e in PARSERS if not args.only or args.only in e.name]
+    entries = [e for e in declared.parsers if not args.only or args.only in e.name]
     load_before = _load()
     started = time.perf_counter()
     rows = []

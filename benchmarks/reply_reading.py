@@ -4,9 +4,12 @@ The corpus is ``tests/data/reply_corpus/``: ``real.jsonl`` labels the real
 replies kept in ``../shared/replies/`` (read there, in place) and
 ``shapes.jsonl`` holds hand-written replies in the shapes of issue 32; each row
 names its prompt ``kind`` and the ``meaning`` labelled by reading it (see that
-folder's README). :data:`READERS` maps each prompt kind to the reader (or
-reader chain) the toolkit applies to it, named as in
-``conflict_eval/answers/fuzz.py`` ``PARSERS``. For every reader and row the
+folder's README). :func:`reader_chains` maps each prompt kind to the reader (or
+reader chain) the toolkit applies to it: every unit declares its chains with
+the hook ``conflict_eval_reply_readers`` (``conflict_eval.answers.readers.Chain``,
+named as its fuzz entries are), collected by the plugin manager, so a
+third-party plugin's reader is read here too; the shapes files a unit
+declares are read with ``shapes.jsonl``. For every reader and row the
 outcome is one of:
 
 * ``meant``: the reader's value is the labelled meaning, or the reply is
@@ -45,11 +48,12 @@ import argparse
 import json
 import subprocess
 import sys
-import unicodedata
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from conflict_eval.answers.readers import NO_CONFLICTS, Chain, Reading, letters_of, norm, triplet_set
+
+__all__ = ["NO_CONFLICTS", "Chain", "Reading", "norm"]  # the corpus vocabulary, from the core (tests use them here)
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "tests" / "data" / "reply_corpus"
@@ -106,76 +110,47 @@ def load_second(folder: Path = SECOND) -> list[dict]:
 
 
 def load_corpus(which: str = "all", replies: Path = REPLIES, second: Path = SECOND) -> list[dict]:
-    """Rows of ``real.jsonl``, ``shapes.jsonl`` and/or the second real set
+    """Rows of ``real.jsonl``, ``shapes.jsonl`` (with the shapes files the units
+    declare, :func:`declared_shapes`) and/or the second real set
     (:func:`load_second`), each with its ``reply`` text (real replies are read
-    from ``replies / row["source"]``)."""
+    from ``replies / row["source"]``; a declared shape gives its reply inline)."""
     names = list(FILES) if which == "all" else [which] if which in FILES else []
     rows: list[dict] = []
     if which in ("all", "second") and (which == "second" or second.is_dir()):
         rows += load_second(second)
     for name in names:
-        path = CORPUS / FILES[name]
-        with path.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                row = json.loads(line)
-                where = f"{path.name} line {n} ({row.get('id')!r})"
-                meaning = row.get("meaning")
-                if not isinstance(meaning, dict) or not any(k in meaning for k in MEANING_KEYS):
-                    raise ValueError(f"{where}: field 'meaning' must be an object with one of {', '.join(MEANING_KEYS)}")
-                if "reply" not in row:
-                    source = replies / row["source"]
-                    if not source.is_file():
-                        raise FileNotFoundError(f"{where}: field 'source': no reply file {source}")
-                    row["reply"] = source.read_text(encoding="utf-8")
-                row["corpus"] = name
-                rows.append(row)
+        paths = [CORPUS / FILES[name]] + (declared_shapes() if name == "shapes" else [])
+        for path in paths:
+            rows += _read_rows(path, name, replies, inline=path.parent != CORPUS)
+    return rows
+
+
+def _read_rows(path: Path, corpus: str, replies: Path, inline: bool) -> list[dict]:
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such corpus file (declared by a unit's ReplyReaders.shapes?)")
+    rows = []
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            row = json.loads(line)
+            where = f"{path if inline else path.name} line {n} ({row.get('id')!r})"
+            meaning = row.get("meaning")
+            if not isinstance(meaning, dict) or not any(k in meaning for k in MEANING_KEYS):
+                raise ValueError(f"{where}: field 'meaning' must be an object with one of {', '.join(MEANING_KEYS)}")
+            if inline and not isinstance(row.get("reply"), str):
+                raise ValueError(f"{where}: field 'reply': a declared shape gives its reply text inline")
+            if "reply" not in row:
+                source = replies / row["source"]
+                if not source.is_file():
+                    raise FileNotFoundError(f"{where}: field 'source': no reply file {source}")
+                row["reply"] = source.read_text(encoding="utf-8")
+            row["corpus"] = corpus
+            rows.append(row)
     return rows
 
 
 # --------------------------------------------------------------------------
-# what a reader returned, and the comparison with the meaning
-
-NO_CONFLICTS = "<no conflicts>"
-
-
-@dataclass(frozen=True)
-class Reading:
-    status: str  # "value", "refusal" or "failure"
-    value: Any = None
-    reason: str | None = None
-
-
-def _says_refusal(parsed: Any) -> bool:
-    """Whether a reader's result reports a refusal (however a reader spells it:
-    a true ``refusal`` or ``refused`` attribute, ``method``/``kind`` ``"refusal"``, or a
-    failure reason that starts with "refus")."""
-    if getattr(parsed, "refusal", False) is True or getattr(parsed, "refused", False) is True:
-        return True
-    if "refusal" in (getattr(parsed, "method", None), getattr(parsed, "kind", None)):
-        return True
-    return str(getattr(parsed, "reason", None) or "").lower().startswith("refus")
-
-
-_FOLD = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "‚": "'", "`": "'", "–": "-", "—": "-"})
-
-
-def norm(text: Any) -> Any:
-    """A comparable form: NFKC, typographic quotes folded to ASCII, case and
-    white space folded, surrounding quotes / markdown / a final period removed."""
-    if isinstance(text, (list, tuple)):
-        return [norm(t) for t in text]
-    if not isinstance(text, str):
-        return text
-    s = " ".join(unicodedata.normalize("NFKC", text).translate(_FOLD).casefold().split())
-    prev = None
-    while s != prev:
-        prev = s
-        s = s.strip().strip("*_\"'").rstrip(".").strip()
-    return s
-
-
-def _triplet_set(triplets) -> list:
-    return sorted(tuple(norm(list(t))) for t in triplets)
+# what a reader returned, and the comparison with the meaning (Reading, norm, ... are the core's:
+# conflict_eval.answers.readers, the vocabulary of a declared chain)
 
 
 def expected(meaning: dict) -> Any:
@@ -183,7 +158,7 @@ def expected(meaning: dict) -> Any:
     if meaning.get("no_conflicts"):
         return NO_CONFLICTS
     if "triplets" in meaning:
-        return _triplet_set(meaning["triplets"])
+        return triplet_set(meaning["triplets"])
     for key in ("label", "labels", "claims", "choice", "questions", "yes_no", "span", "strict_em"):
         if key in meaning:
             return norm(meaning[key])
@@ -217,317 +192,31 @@ def judge(meaning: dict, reading: Reading, knows_refusal: bool) -> str:
 
 
 # --------------------------------------------------------------------------
-# the readers, by prompt kind
+# the chains, by prompt kind: declared by their units (hook conflict_eval_reply_readers)
 
 
-def _letters(row: dict) -> str:
-    """The item's letters (any letter when the call's options are not kept: Micro-Act's final answer)."""
-    import string
+def reader_chains() -> list[Chain]:
+    """Each prompt kind's reader chains: the core's and every plugin's
+    declaration (``components.manager.reply_readers()``; a third-party plugin's
+    too). Kinds without one are free text (a report, a passage, a poisoned
+    document): counted in the corpus, read by nothing."""
+    from conflict_eval.components.manager import reply_readers
 
-    from conflict_eval.answers.choice import letters_for
+    return list(reply_readers().chains)
 
-    options = row["args"]["options"]
-    return letters_for(len(options)) if options else string.ascii_uppercase
 
+def declared_shapes() -> list[Path]:
+    """The shapes files the units declare beside ``shapes.jsonl``."""
+    from conflict_eval.components.manager import reply_readers
 
-def _choice(parsed) -> Reading:
-    if _says_refusal(parsed):
-        return Reading("refusal", reason=getattr(parsed, "reason", None))
-    if parsed.ok:
-        return Reading("value", norm(parsed.letter))
-    return Reading("failure", reason=parsed.reason)
+    return list(reply_readers().shapes)
 
 
-def read_parse_choice(row: dict) -> Reading:
-    from conflict_eval.answers import parse_choice
-
-    return _choice(parse_choice(row["reply"], _letters(row), options=row["args"]["options"]))
-
-
-def read_rag_choice(row: dict) -> Reading:
-    from conflict_eval.scorers.conflictscore.parse import parse_rag_choice
-
-    return _choice(parse_rag_choice(row["reply"], row["args"]["options"]))
-
-
-def read_table14_choice(row: dict) -> Reading:
-    from conflict_eval.scorers.conflictscore.parse import parse_table14_choice
-
-    return _choice(parse_table14_choice(row["reply"], row["args"]["options"]))
-
-
-def _baseline_then_choice(function: str) -> Callable[[dict], Reading]:
-    """A baseline's extraction, then ``choice_accuracy``'s letter reading of
-    the extracted answer (what a Comparative / Self-Ask sample is scored on)."""
-
-    def read(row: dict) -> Reading:
-        import importlib
-
-        from conflict_eval.answers import parse_choice
-
-        extraction = getattr(importlib.import_module("conflict_eval.plugins.baselines.parse"), function)(row["reply"])
-        if _says_refusal(extraction):
-            return Reading("refusal", reason=extraction.reason)
-        if not extraction.ok:
-            return Reading("failure", reason=extraction.reason)
-        return _choice(parse_choice(extraction.answer, _letters(row), options=row["args"]["options"]))
-
-    return read
-
-
-def read_label(row: dict) -> Reading:
-    from conflict_eval.scorers.conflictscore.parse import parse_label
-
-    p = parse_label(row["reply"])
-    return Reading("value", norm(p.label)) if p.ok else Reading("failure", reason=p.error)
-
-
-def read_label_list(row: dict) -> Reading:
-    from conflict_eval.scorers.conflictscore.parse import parse_label_list
-
-    labels = [p.label for p in parse_label_list(row["reply"], row["args"]["n_documents"])]
-    want = row["meaning"].get("labels")
-    if all(label is None for label in labels):
-        return Reading("failure", reason="no label for any document")
-    if None in labels and want and all(g is None or norm(g) == norm(w) for g, w in zip(labels, want)):
-        return Reading("failure", reason=f"labels for some documents only: {labels}")
-    return Reading("value", norm(labels))
-
-
-def read_claims(row: dict) -> Reading:
-    from conflict_eval.scorers.conflictscore.parse import parse_claims
-
-    claims, error = parse_claims(row["reply"])
-    return Reading("failure", reason=error) if error else Reading("value", norm(claims))
-
-
-def read_triplets(row: dict) -> Reading:
-    from conflict_eval.plugins.conflict_exposure.parse import parse_triplets
-
-    p = parse_triplets(row["reply"])
-    if not p.triplets and p.reason:
-        return Reading("failure", reason=p.reason)
-    return Reading("value", _triplet_set(p.triplets))
-
-
-def read_conflicts(row: dict) -> Reading:
-    from conflict_eval.plugins.conflict_exposure.parse import parse_triplets, says_no_conflicts
-
-    p = parse_triplets(row["reply"])
-    if says_no_conflicts(row["reply"], p):
-        return Reading("value", NO_CONFLICTS)
-    if not p.triplets and p.reason:
-        return Reading("failure", reason=p.reason)
-    return Reading("value", _triplet_set(p.triplets))
-
-
-def read_question_list(row: dict) -> Reading:
-    from conflict_eval.plugins.conflict_exposure.parse import parse_question_list
-
-    q = parse_question_list(row["reply"])
-    return Reading("value", norm(q.questions)) if q.questions else Reading("failure", reason=q.reason)
-
-
-def _parsed(p) -> Reading:
-    if _says_refusal(p):
-        return Reading("refusal", reason=p.reason)
-    return Reading("value", norm(p.value)) if p.ok else Reading("failure", reason=p.reason)
-
-
-def read_yes_no(row: dict) -> Reading:
-    from conflict_eval.answers.yes_no import parse_yes_no
-
-    return _parsed(parse_yes_no(row["reply"]))
-
-
-def read_target(row: dict) -> Reading:
-    from conflict_eval.plugins.polluted_kb.parse import parse_target
-
-    return _parsed(parse_target(row["reply"], row["args"]["answers"]))
-
-
-def read_robustrag(row: dict) -> Reading:
-    """RobustRAG's isolated / hint answers: the open-model cleaning (first
-    paragraph), an abstention when it says "I don't"."""
-    from conflict_eval.plugins.robustrag.keywords import abstains
-    from conflict_eval.plugins.robustrag.solver import clean
-
-    text = clean(row["reply"], "open")
-    if abstains(text):
-        return Reading("refusal")
-    return Reading("value", norm(text)) if text else Reading("failure", reason="empty answer")
-
-
-def read_user_needs(row: dict) -> Reading:
-    """``user_need_accuracy``: the ``<output>`` answer; a strict or near refusal is a refusal."""
-    from conflict_eval.scorers.user_needs.parse import parse_output
-    from conflict_eval.scorers.user_needs.normalize import is_i_dont_know, is_near_refusal
-
-    p = parse_output(row["reply"])
-    if _says_refusal(p):
-        return Reading("refusal", reason=p.reason)
-    if not p.ok:
-        return Reading("failure", reason=p.reason)
-    if is_i_dont_know(p.answer) or is_near_refusal(p.answer):
-        return Reading("refusal")
-    return Reading("value", norm(p.answer))
-
-
-def read_match_option(row: dict) -> Reading:
-    """The option a free-form answer names (``None``: unmatched, a value of its own)."""
-    from conflict_eval.scorers.user_needs.parse import parse_output
-    from conflict_eval.scorers.user_needs.normalize import match_option
-
-    answer = row["reply"]
-    if row["kind"] == "user_needs.answer":
-        answer = parse_output(row["reply"]).answer
-        if answer is None:
-            return Reading("failure", reason="no <output> answer")
-    return Reading("value", norm(match_option(answer, list(row["args"]["options"]))))
-
-
-def read_ramdocs(row: dict) -> Reading:
-    from conflict_eval.scorers.ramdocs.metrics import strict_em_parts
-    from conflict_eval.scorers.text_match.scorer import extract_answer
-
-    em, _, _ = strict_em_parts(extract_answer(row["reply"]), row["args"]["golds"], row["args"]["wrongs"])
-    return Reading("value", em)
-
-
-# the methods' whole chains (issue 42): the prompt's prefill restored, the
-# method's segmenter, then the shared letter reader, as the method scores it
-
-
-def _prefilled(row: dict) -> str:
-    from conflict_eval.answers import restore_prefill
-
-    return restore_prefill(row["args"].get("prompt_tail", ""), row["reply"])
-
-
-def read_end_to_end(row: dict) -> Reading:
-    """``kb.answer.finish_prefilled_answer`` then ``choice_accuracy``: the
-    answer segment, else the whole reply, read by ``parse_choice``."""
-    from conflict_eval.answers import first_tagged_answer, parse_choice
-
-    reply = _prefilled(row)
-    segment, _ = first_tagged_answer(reply)
-    return _choice(parse_choice(segment if segment is not None else reply, _letters(row),
-                                options=row["args"]["options"]))
-
-
-def _segmented(function: str) -> Callable[[dict], Reading]:
-    """A baseline's segmenter on the prefilled reply, then ``parse_choice``."""
-
-    def read(row: dict) -> Reading:
-        return _baseline_then_choice(function)(dict(row, reply=_prefilled(row)))
-
-    return read
-
-
-def read_verdict(row: dict) -> Reading:
-    from conflict_eval.scorers.microact.parse import parse_verdict
-
-    v = parse_verdict(row["reply"])
-    if v.error:
-        return Reading("failure", reason=v.error)
-    return Reading("value", "yes" if v.rationalizes else "no")
-
-
-def read_madam_agent(row: dict) -> Reading:
-    from conflict_eval.plugins.madam_rag.parse import parse_agent_answer
-
-    a = parse_agent_answer(row["reply"])
-    if not a.answer:
-        return Reading("failure", reason="empty answer")
-    return Reading("value", norm(a.answer))
-
-
-def read_madam_aggregation(row: dict) -> Reading:
-    from conflict_eval.plugins.madam_rag.parse import parse_aggregation
-
-    a = parse_aggregation(row["reply"])
-    return Reading("value", sorted(norm(a.answers))) if a.ok else Reading("failure", reason=a.error)
-
-
-def read_turn(row: dict) -> Reading:
-    from conflict_eval.scorers.microact.parse import parse_turn
-
-    t = parse_turn(row["reply"])
-    return Reading("value", norm(t.action)) if t.ok else Reading("failure", reason=t.error)
-
-
-def read_assert(row: dict) -> Reading:
-    from conflict_eval.scorers.microact.parse import parse_assert
-
-    a = parse_assert(row["reply"])
-    return Reading("failure", reason=a.error) if a.error else Reading("value", (a.conflict, a.confidence))
-
-
-def read_steps(row: dict) -> Reading:
-    from conflict_eval.scorers.microact.parse import parse_steps
-
-    steps = parse_steps(row["reply"])
-    return Reading("value", len(steps)) if steps else Reading("failure", reason="no steps")
-
-
-@dataclass(frozen=True)
-class Reader:
-    name: str
-    """As in ``answers/fuzz.py`` PARSERS (``a+b``: a chain, as the method applies it)."""
-    kinds: tuple[str, ...]
-    read: Callable[[dict], Reading]
-    knows_refusal: bool = False
-    """Whether the reader (or its method) has a refusal outcome; a refusal it
-    reads as a parse failure then counts as refused, not meant."""
-    applies: Callable[[dict], bool] = lambda row: True
-    meaning: Callable[[dict], dict] = lambda row: row["meaning"]
-
-
-def _option_meaning(row: dict) -> dict:
-    return {"answer": row["meaning"]["option"]}
-
-
-READERS: list[Reader] = [
-    Reader("parse_choice", ("choice",), read_parse_choice, knows_refusal=True),
-    Reader("conflictscore.parse_rag_choice", ("choice", "truthfulqa.rag_choice"), read_rag_choice, knows_refusal=True),
-    Reader("conflictscore.parse_table14_choice", ("truthfulqa.regenerate",), read_table14_choice, knows_refusal=True),
-    Reader("baselines.parse_comparative+parse_choice", ("comparative",), _baseline_then_choice("parse_comparative"),
-           knows_refusal=True),
-    Reader("baselines.parse_self_ask+parse_choice", ("self_ask",), _baseline_then_choice("parse_self_ask"),
-           knows_refusal=True),
-    Reader("conflictscore.parse_label", ("conflictscore.label",), read_label),
-    Reader("conflictscore.parse_label_list", ("conflictscore.label_list",), read_label_list),
-    Reader("conflictscore.parse_claims", ("conflictscore.claims",), read_claims),
-    Reader("conflict_exposure.parse_triplets", ("conflict_exposure.extract",), read_triplets),
-    Reader("conflict_exposure.parse_triplets+says_no_conflicts", ("conflict_exposure.detect",), read_conflicts),
-    Reader("conflict_exposure.parse_question_list", ("conflict_exposure.split",), read_question_list),
-    Reader("polluted_kb.parse_yes_no", ("polluted_kb.yes_no",), read_yes_no),
-    Reader("polluted_kb.parse_target", ("polluted_kb.target",), read_target),
-    Reader("robustrag.clean+abstains", ("robustrag.isolated", "robustrag.hint"), read_robustrag, knows_refusal=True),
-    Reader("user_needs.parse_output+is_refusal", ("user_needs.answer",), read_user_needs, knows_refusal=True),
-    Reader("user_needs.match_option", ("option_match", "user_needs.answer"), read_match_option,
-           applies=lambda row: "option" in row["meaning"], meaning=_option_meaning),
-    Reader("ramdocs.extract_answer+strict_em", ("ramdocs.strict_em",), read_ramdocs),
-    Reader("end_to_end.first_tagged_answer+parse_choice", ("x.end_to_end",), read_end_to_end, knows_refusal=True),
-    Reader("baselines.parse_few_shot+parse_choice", ("x.few_shot",), _segmented("parse_few_shot"), knows_refusal=True),
-    Reader("baselines.parse_cot+parse_choice", ("x.cot",), _segmented("parse_cot"), knows_refusal=True),
-    Reader("baselines.parse_cot+parse_choice (GKP)", ("x.gkp_answer",), _segmented("parse_cot"), knows_refusal=True),
-    Reader("microact.parse_verdict", ("x.overrationalization",), read_verdict),
-    Reader("madam_rag.parse_agent_answer", ("x.madam_agent",), read_madam_agent),
-    Reader("madam_rag.parse_aggregation", ("x.madam_aggregation",), read_madam_aggregation),
-    Reader("microact.parse_turn", ("x.microact_turn",), read_turn),
-    Reader("microact.parse_assert", ("x.microact_assert",), read_assert),
-    Reader("microact.parse_steps", ("x.microact_steps",), read_steps),
-]
-"""Each prompt kind's readers. Kinds without one are free text (a report, a
-passage, a poisoned document): counted in the corpus, read by nothing."""
-
-
-def rows_for(reader: Reader, rows: list[dict]) -> list[dict]:
+def rows_for(reader: Chain, rows: list[dict]) -> list[dict]:
     return [r for r in rows if r["kind"] in reader.kinds and reader.applies(r)]
 
 
-def outcome(reader: Reader, row: dict) -> tuple[str, Reading | None, str | None]:
+def outcome(reader: Chain, row: dict) -> tuple[str, Reading | None, str | None]:
     """(outcome, reading, error) of one reader on one row."""
     try:
         reading = reader.read(row)
@@ -539,7 +228,8 @@ def outcome(reader: Reader, row: dict) -> tuple[str, Reading | None, str | None]
 def measure(rows: list[dict]) -> dict:
     """Per reader: counts of each outcome, per corpus, and every row not read as meant."""
     table: dict[str, dict] = {}
-    for reader in READERS:
+    readers = reader_chains()
+    for reader in readers:
         mine = rows_for(reader, rows)
         counts = {c: {o: 0 for o in OUTCOMES} for c in CORPORA}
         misses = []
@@ -552,7 +242,7 @@ def measure(rows: list[dict]) -> dict:
                                {"status": reading.status, "value": reading.value, "reason": reading.reason},
                                **({"error": error} if error else {})})
         table[reader.name] = {"kinds": list(reader.kinds), "counts": counts, "not_meant": misses}
-    read_kinds = {k for r in READERS for k in r.kinds}
+    read_kinds = {k for r in readers for k in r.kinds}
     unread = sorted({r["kind"] for r in rows} - read_kinds)
     return {"rows": len(rows), "rows_by_corpus": {c: sum(r["corpus"] == c for r in rows) for c in CORPORA},
             "free_text_kinds": unread,
@@ -562,11 +252,6 @@ def measure(rows: list[dict]) -> dict:
 # --------------------------------------------------------------------------
 # metamorphic rewrites (issue 42, Deliver 5): benchmarks/reply_rewrites.py
 
-PROMPT_TAILS = {"x.end_to_end": "The final answer is: <a>", "x.few_shot": "The final answer is: <a>",
-                "x.cot": "Step-by-step thought: <t>", "x.gkp_answer": "# Step-by-step thought: <t>"}
-"""How the prefilled prompts of the chains end (a row of another kind sent through them gets this tail)."""
-
-
 def _rewrites():
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import reply_rewrites
@@ -574,20 +259,20 @@ def _rewrites():
     return reply_rewrites
 
 
-def _choice_rows(reader: Reader, rows: list[dict]) -> list[dict]:
-    """The rows a choice chain is tested on: its own rows, and for the
-    End-to-End / Few-Shot / CoT / GKP chains every ``choice`` row too, sent
-    through that method's prompt (its prefill tail)."""
+def _choice_rows(reader: Chain, rows: list[dict]) -> list[dict]:
+    """The rows a choice chain is tested on: its own rows, and for a chain with
+    a ``prompt_tail`` (End-to-End / Few-Shot / CoT / GKP) every ``choice`` row
+    too, sent through that method's prompt (its prefill tail)."""
     own = rows_for(reader, rows)
     extra = []
     for kind in reader.kinds:
-        if kind in PROMPT_TAILS:
-            extra += [dict(r, kind=kind, args=dict(r["args"], prompt_tail=PROMPT_TAILS[kind]))
+        if reader.prompt_tail is not None:
+            extra += [dict(r, kind=kind, args=dict(r["args"], prompt_tail=reader.prompt_tail))
                       for r in rows if r["kind"] == "choice"]
     return [r for r in own + extra if "choice" in r["meaning"] and len(r["args"].get("options") or ()) >= 2]
 
 
-def rewritten(reader: Reader, rows: list[dict]) -> list[tuple[str, str, dict]]:
+def rewritten(reader: Chain, rows: list[dict]) -> list[tuple[str, str, dict]]:
     """``(family, rewrite, row)`` for every rewrite that applies to a row of
     ``reader``: family ``preserving`` or ``changing``."""
     rw = _rewrites()
@@ -600,17 +285,18 @@ def rewritten(reader: Reader, rows: list[dict]) -> list[tuple[str, str, dict]]:
         if not {"refusal", "unreadable"} & set(reader.meaning(row)) and expected(reader.meaning(row)) not in (None, 0):
             for name, f in rw.GENERIC_CHANGING.items():
                 out.append(("changing", name, dict(row, reply=f(row["reply"]))))
-    if not reader.knows_refusal and reader.name != "parse_choice" and not any(k in CHOICE_KINDS + tuple(PROMPT_TAILS)
-                                                                             for k in reader.kinds):
+    if not reader.choice_rewrites:
         return out
     for row in _choice_rows(reader, rows):
-        letters = _letters(row)
+        letters = letters_of(row)
         x = row["meaning"]["choice"]
         y = rw.other(x, letters)
         t, u = row["args"]["options"][letters.index(x)], row["args"]["options"][letters.index(y)]
         for family, table in (("preserving", rw.CHOICE_PRESERVING), ("changing", rw.CHOICE_CHANGING)):
             for name, f in table.items():
-                out.append((family, name, dict(row, reply=rw.compose(row["kind"], row["reply"], f(x, t, y, u)))))
+                answer = f(x, t, y, u)
+                out.append((family, name, dict(row, reply=reader.compose(row["reply"], answer) if reader.compose
+                                               else answer)))
     return out
 
 
@@ -621,7 +307,7 @@ def measure_rewrites(rows: list[dict]) -> dict:
     chains: dict[str, dict] = {}
     by_rewrite: dict[str, dict] = {}
     misses = []
-    for reader in READERS:
+    for reader in reader_chains():
         counts = {"preserving": {o: 0 for o in OUTCOMES}, "changing": {"changed": 0, "kept": 0, "crashed": 0}}
         for family, name, row in rewritten(reader, rows):
             result, reading, error = outcome(reader, row)
@@ -670,7 +356,10 @@ def rewrites_markdown(result: dict) -> list[str]:
 # --------------------------------------------------------------------------
 # answer extraction (Deliver 5): does the grader's extraction agree with the labelled meaning?
 
-CHOICE_KINDS = ("choice", "truthfulqa.rag_choice", "truthfulqa.regenerate", "comparative", "self_ask")
+def choice_kinds() -> set[str]:
+    """The kinds whose replies are a choice in any voice: those of the chains with
+    choice rewrites and no prompt tail (the tailed chains read ``choice`` rows too)."""
+    return {k for c in reader_chains() if c.choice_rewrites and c.prompt_tail is None for k in c.kinds}
 
 
 def measure_extraction(rows: list[dict], model_name: str, max_rows: int | None = None) -> dict:
@@ -684,12 +373,13 @@ def measure_extraction(rows: list[dict], model_name: str, max_rows: int | None =
 
     from conflict_eval.answers.extraction import extraction_prompt, read_extraction
 
-    todo = [r for r in rows if r["kind"] in CHOICE_KINDS][:max_rows]
-    unread = {r["id"] for reader in READERS for r in rows_for(reader, todo) if outcome(reader, r)[0] != "meant"}
+    kinds = choice_kinds()
+    todo = [r for r in rows if r["kind"] in kinds][:max_rows]
+    unread = {r["id"] for reader in reader_chains() for r in rows_for(reader, todo) if outcome(reader, r)[0] != "meant"}
     model = get_model(model_name)
 
     async def one(row: dict) -> dict:
-        letters = _letters(row)
+        letters = letters_of(row)
         out = await model.generate(extraction_prompt(row["reply"], row["args"]["options"], letters),
                                    config=GenerateConfig(temperature=0.0, max_tokens=16))
         parsed = read_extraction(out.completion, letters)

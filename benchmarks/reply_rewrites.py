@@ -17,8 +17,9 @@ Two kinds of rewrite:
   space, line endings, a closing remark, a preamble line) and apply to every
   row of every chain;
 * :data:`CHOICE_PRESERVING` / :data:`CHOICE_CHANGING` write the meant letter
-  (and its option text) in one voice; :func:`compose` then puts that answer
-  where the chain's method reads it (after ``</t>`` for CoT/GKP, after the
+  (and its option text) in one voice; the chain's ``compose`` (declared with
+  it, ``conflict_eval.answers.readers.Chain``) then puts that answer where
+  the chain's method reads it (after ``</t>`` for CoT/GKP, after the
   follow-ups for Self-Ask, as the whole reply elsewhere). They apply to every
   row whose meaning is a choice.
 
@@ -34,7 +35,6 @@ options has one.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 
 Choice = Callable[[str, str, str, str], str]
@@ -104,27 +104,6 @@ GENERIC_CHANGING: dict[str, Callable[[str], str]] = {
     "replaced by a refusal": lambda r: "I cannot determine the answer from the information provided.",
     "replaced by an empty reply": lambda r: "",
 }
-
-_T_CLOSE = re.compile(r"</t[ \t]*>", re.IGNORECASE)
-_INTERMEDIATE_LINE = re.compile(r"^.*intermediate[ \t]+answer[ \t]*:.*$", re.IGNORECASE | re.MULTILINE)
-
-
-def compose(kind: str, reply: str, answer: str) -> str:
-    """The reply of a row of ``kind`` with its answer written as ``answer``:
-    CoT and GKP keep their thought and answer after ``</t>``; Self-Ask keeps
-    its follow-ups and answers after them; elsewhere ``answer`` is the reply."""
-    if kind in ("x.cot", "x.gkp_answer"):
-        close = _T_CLOSE.search(reply)
-        thought = reply[:close.start()] if close else "The evidence and my own knowledge disagree."
-        return f"{thought}</t>\n{answer}"
-    if kind == "self_ask":
-        last = None
-        for last in _INTERMEDIATE_LINE.finditer(reply):
-            pass
-        head = reply[:last.end()] if last is not None else ""
-        return f"{head}\n\n{answer}" if head else answer
-    return answer
-
 
 def other(letter: str, letters: str) -> str:
     """The option after ``letter`` (wrapping)."""

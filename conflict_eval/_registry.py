@@ -2,13 +2,13 @@
 
 Imports what Inspect must see by name: every task module under
 ``conflict_eval.tasks`` (``tasks/<name>/task.py``) and the model APIs.
-Task modules import only Inspect and the core package, so nothing here
-imports torch; plugins load when a task is built. The one exception is the
-``overrationalization`` scorer, imported by name so that ``inspect score
---scorer conflict_eval/overrationalization`` finds it on existing logs
-(``scorers/microact/overrationalization.py``); it imports only Inspect, the
-core and scorers (no plugin: the method stores it reads are in
-``scorers/microact/stores.py``).
+Task modules import only Inspect, the core and scorers, so nothing here
+imports torch; plugins load when a task is built. A scorer Inspect must
+find by name on existing logs (``inspect score --scorer
+conflict_eval/overrationalization``) is imported by the task module that
+uses it (``tasks/microact/task.py``), so this file names no unit but the
+tasks package: the one import from the core into the units that
+``pyproject.toml``'s contract ignores (``docs/layout.md``).
 """
 
 import importlib
@@ -16,7 +16,6 @@ import pkgutil
 
 import conflict_eval.tasks as _tasks
 from conflict_eval.local_model import conflict_eval_local  # noqa: F401
-from conflict_eval.scorers.microact.overrationalization import overrationalization  # noqa: F401
 from conflict_eval.testing import _scripted_api
 
 

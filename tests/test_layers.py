@@ -134,3 +134,22 @@ def test_plugins_share_code_only_through_the_core():
     assert "ignore_imports" not in contracts["plugins-independent"]
     reaches = contracts["core-reaches-units-through-the-manager"]["ignore_imports"]
     assert not [r for r in reaches if "knowledge_sources" in r or r.startswith("conflict_eval.retrieval")]
+
+
+def test_the_core_names_units_only_through_the_manager_and_inspects_entry_point():
+    """Issue 47: one ignored import between the core and the units (Inspect's entry point
+    importing the tasks package, docs/layout.md), and the lists that once named units by
+    module string (the parser fuzz list, the lm-eval export, the CLI) name none: units
+    declare their readers, exports and commands through hooks."""
+    import re
+    import tomllib
+
+    contracts = {c["id"]: c for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]}
+    assert contracts["core-reaches-units-through-the-manager"]["ignore_imports"] == [
+        "conflict_eval._registry -> conflict_eval.tasks"]
+    unit = re.compile(r"conflict_eval\.(plugins|scorers|tasks)\b")
+    for path in ("conflict_eval/answers/fuzz.py", "conflict_eval/answers/readers.py", "conflict_eval/lmeval/utils.py",
+                 "conflict_eval/cli/main.py", "conflict_eval/_registry.py"):
+        text = (ROOT / path).read_text(encoding="utf-8")
+        named = [m.group(0) for m in unit.finditer(text) if m.group(0) != "conflict_eval.tasks" or "_registry" not in path]
+        assert not named, f"{path} names a unit module: {named}"

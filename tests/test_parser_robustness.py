@@ -1,10 +1,14 @@
 """Every parser of model output is total and linear (issue 11).
 
-One list, :data:`conflict_eval.answers.fuzz.PARSERS`, names every parser
-in the project; each is fed arbitrary text (hypothesis) and the adversarial
+The plugin manager collects every parser in the project
+(``components.manager.reply_readers().parsers``: the core's
+:data:`conflict_eval.answers.fuzz.CORE_PARSERS` and each unit's declaration,
+hook ``conflict_eval_reply_readers``; an installed third-party plugin's
+too); each is fed arbitrary text (hypothesis) and the adversarial
 families of :func:`~conflict_eval.answers.fuzz.adversarial_inputs` at
 10 kB and 100 kB, and must return (or raise only its documented failure)
-within a per-call time bound. A new parser gets one line in that list.
+within a per-call time bound. A new parser gets one line in its unit's
+declaration.
 
 The bounds here are loose on purpose (the machine running the tests may be
 loaded): 1 s per call, where a quadratic parser takes tens of seconds at
@@ -35,7 +39,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conflict_eval.answers.fuzz import FUZZ_TOKENS as TOKENS
-from conflict_eval.answers.fuzz import PARSERS, adversarial_inputs, check_total, scaling_inputs
+from conflict_eval.answers.fuzz import adversarial_inputs, check_total, scaling_inputs
+from conflict_eval.components.manager import reply_readers
+
+DECLARED = reply_readers()
+PARSERS = list(DECLARED.parsers)
 
 CALL_LIMIT = 1.0  # seconds per call
 GROWTH_LIMIT = 50  # 10x the input: at most this many times the time (linear ~10-30, quadratic ~100+)
@@ -45,7 +53,7 @@ GROWTH_FLOOR = 0.01  # seconds: a 20,000-character read faster than this is line
 
 replies = st.one_of(
     st.text(alphabet=st.characters(exclude_categories=()), max_size=400),
-    st.lists(st.one_of(st.sampled_from(TOKENS), st.text(max_size=12)), max_size=300).map("".join),
+    st.lists(st.one_of(st.sampled_from([*TOKENS, *DECLARED.tokens]), st.text(max_size=12)), max_size=300).map("".join),
 )
 
 
@@ -101,7 +109,7 @@ def test_documented_failures_are_the_only_exceptions():
     assert isinstance(documented.run("fly()"), ValueError)
 
 
-SMALL, LARGE = scaling_inputs(2_000), scaling_inputs(20_000)
+SMALL, LARGE = scaling_inputs(2_000, DECLARED.tokens), scaling_inputs(20_000, DECLARED.tokens)
 
 
 def best_cpu_time(entry, text: str, repeat: int) -> float:

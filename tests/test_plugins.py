@@ -47,6 +47,7 @@ def test_hookimpl_marker_is_public():
         "conflict_eval_register_methods",
         "conflict_eval_register_metrics",
         "conflict_eval_register_sources",
+        "conflict_eval_reply_readers",
     ]
 
 
@@ -219,6 +220,78 @@ def test_conflict_eval_lmeval_exports():
             utils.exports()
     finally:
         unregister_plugin("lm_dup")
+
+
+def read_shout(reply: str) -> str | None:
+    """The fake method's reader (below): the letter after ``SHOUT:``, or None. One pass, linear."""
+    _, found, rest = reply.partition("SHOUT:")
+    letter = rest.strip()[:1]
+    return letter if found and letter in "ABCD" and letter else None
+
+
+def test_conflict_eval_reply_readers(tmp_path):
+    """Issue 47: a new method declares its reply reader through the hook, and nothing shared
+    changes: its parser joins the fuzz list (run here on the fuzz harness's adversarial inputs),
+    its chain and its labelled shapes join the read-as-meant benchmark (which reads them as
+    meant); a name the core or another plugin declares is an error naming both."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    from conflict_eval.answers.fuzz import ParserEntry, adversarial_inputs, check_total, scaling_inputs
+    from conflict_eval.answers.readers import Chain, Reading, ReplyReaders
+    from conflict_eval.components.manager import reply_readers
+
+    shapes = tmp_path / "shout_shapes.jsonl"
+    shapes.write_text('{"id": "shout/1", "kind": "shout.answer", "reply": "SHOUT: B", "args": {"options": ["x", "y"]}, '
+                      '"meaning": {"choice": "B"}}\n'
+                      '{"id": "shout/2", "kind": "shout.answer", "reply": "B, I think", "args": {"options": ["x", "y"]}, '
+                      '"meaning": {"unreadable": true}}\n', encoding="utf-8")
+
+    def read_row(row):
+        letter = read_shout(row["reply"])
+        return Reading("value", letter.lower()) if letter else Reading("failure", reason="no SHOUT: line")
+
+    declared = ReplyReaders(parsers=[ParserEntry("shout.read_shout", f"{__name__}:read_shout", "counted, never guessed")],
+                            chains=[Chain("shout.read_shout", ("shout.answer",), read_row)], shapes=[str(shapes)],
+                            tokens=["SHOUT:"])
+    plugin = _make_plugin(conflict_eval_register_methods=lambda: {"shout": always_b},
+                          conflict_eval_reply_readers=lambda: declared)
+    before = {c.name for c in reply_readers().chains}
+    register_plugin(plugin, "shouter")  # a fresh plugin manager, with the fake method plugin in it
+    try:
+        assert lookup("method", "shout").plugin == "shouter"
+        found = reply_readers()
+        entry = next(p for p in found.parsers if p.name == "shout.read_shout")
+        assert entry.owner == "shouter"  # filled in from the plugin's name
+        assert {"parse_choice", "microact.parse_call"} <= {p.name for p in found.parsers}  # the core's, a unit's
+        for text in [*adversarial_inputs(2_000).values(), *scaling_inputs(2_000, found.tokens).values()]:
+            check_total(entry, text)
+        assert "'SHOUT:' + spaces" in scaling_inputs(2_000, found.tokens)  # its label, padded for the linear-time test
+        spec = importlib.util.spec_from_file_location("reply_reading", Path(__file__).parents[1] / "benchmarks" / "reply_reading.py")
+        bench = sys.modules.get("reply_reading") or importlib.util.module_from_spec(spec)
+        if "reply_reading" not in sys.modules:
+            spec.loader.exec_module(bench)
+        assert {c.name for c in bench.reader_chains()} == before | {"shout.read_shout"}
+        run = bench.measure([r for r in bench.load_corpus("shapes") if r["kind"] == "shout.answer"])
+        assert run["readers"]["shout.read_shout"]["counts"]["shapes"] == {"meant": 2, "misread": 0, "refused": 0,
+                                                                          "crashed": 0}
+    finally:
+        unregister_plugin("shouter")
+    assert "shout.read_shout" not in {c.name for c in reply_readers().chains}
+    clash = ReplyReaders(parsers=[ParserEntry("parse_choice", f"{__name__}:read_shout", "-")])
+    register_plugin(_make_plugin(conflict_eval_reply_readers=lambda: clash), "clasher")
+    try:
+        with pytest.raises(PluginError, match="reply parser 'parse_choice' is declared by the core and by plugin 'clasher'"):
+            reply_readers()
+    finally:
+        unregister_plugin("clasher")
+    register_plugin(_make_plugin(conflict_eval_reply_readers=lambda: [entry]), "listed")
+    try:
+        with pytest.raises(PluginError, match="must return a conflict_eval.answers.readers.ReplyReaders, got list"):
+            reply_readers()
+    finally:
+        unregister_plugin("listed")
 
 
 def test_duplicate_name_names_both_plugins():

@@ -3,8 +3,10 @@
 The corpus (``tests/data/reply_corpus/``, see its README) labels, by reading
 them, the real replies kept in ``../shared/replies/`` (read there in place;
 those tests skip only where that folder is absent) and hand-written replies in
-the shapes of issue 32. The reading rules and reader list are
-``benchmarks/reply_reading.py``'s (``READERS``), so the test and the
+the shapes of issue 32 (with the shapes files units declare). The reading
+rules and reader chains are ``benchmarks/reply_reading.py``'s
+(``reader_chains()``: every unit's declaration, hook
+``conflict_eval_reply_readers``), so the test and the
 benchmark's table count the same thing: every reader at 100% read as meant,
 0 misread, 0 refused, 0 crashed.
 """
@@ -36,13 +38,14 @@ def _labels(name: str) -> list[dict]:
 
 
 REAL = _labels("real")
-SHAPES = _labels("shapes")
-READ_KINDS = {k for r in bench.READERS for k in r.kinds}
+SHAPES = bench.load_corpus("shapes")  # shapes.jsonl and the shapes files units declare
+CHAINS = bench.reader_chains()
+READ_KINDS = {k for r in CHAINS for k in r.kinds}
 FREE_TEXT_KINDS = {"conflictscore.report", "astuterag.internal", "astuterag.consolidate", "polluted_kb.poison"}
 
 
 def _readers_of(rows: list[dict]) -> list:
-    return [r for r in bench.READERS if bench.rows_for(r, [dict(row, corpus="x") for row in rows])]
+    return [r for r in CHAINS if bench.rows_for(r, [dict(row, corpus="x") for row in rows])]
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +76,7 @@ def _not_meant(reader, rows: list[dict]) -> list[str]:
 
 @pytest.mark.parametrize("name", ["real", "shapes"])
 def test_corpus_rows_are_well_formed(name):
-    rows = _labels(name)
+    rows = SHAPES if name == "shapes" else _labels(name)  # shapes: with every unit's declared shapes
     ids = [r["id"] for r in rows]
     assert len(ids) == len(set(ids)), "duplicate ids"
     for r in rows:
@@ -171,7 +174,7 @@ def _second_labels() -> list[dict]:
     return [json.loads(line) for line in path.open(encoding="utf-8")] if path.is_file() else []
 
 
-@pytest.mark.parametrize("reader", _readers_of(_second_labels()) or bench.READERS[:1], ids=lambda r: r.name)
+@pytest.mark.parametrize("reader", _readers_of(_second_labels()) or CHAINS[:1], ids=lambda r: r.name)
 def test_reader_reads_the_second_real_set_as_meant(reader, second_rows):
     missed = _not_meant(reader, second_rows)
     assert not missed, f"{len(missed)} of {len(bench.rows_for(reader, second_rows))} replies not read as meant:\n" + \

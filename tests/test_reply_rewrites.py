@@ -3,7 +3,7 @@
 Each labelled row of the corpus is rewritten by the rewrites of
 ``benchmarks/reply_rewrites.py`` (>= 25 that keep its meaning, >= 10 that
 change it) and read through its chain as the method reads it
-(``benchmarks/reply_reading.py`` ``READERS``): under the preserving rewrites
+(``benchmarks/reply_reading.py`` ``reader_chains()``, every unit's declared chains): under the preserving rewrites
 at least 98% read as meant and no misread; under the changing ones, never the
 original answer. To stay cheap the test reads, in process, the first
 :data:`PER_KIND` rows of each prompt kind of the hand-written shapes and the
@@ -33,9 +33,11 @@ def test_there_are_enough_rewrites_of_each_family():
 
 
 def test_a_rewrite_keeps_the_method_format():
-    cot = rw.compose("x.cot", "thinking</t>\n<a>B</a>", "**Answer:** B")
+    chains = {c.name: c for c in bench.reader_chains()}
+    cot = chains["baselines.parse_cot+parse_choice"].compose("thinking</t>\n<a>B</a>", "**Answer:** B")
     assert cot == "thinking</t>\n**Answer:** B"
-    ask = rw.compose("self_ask", "Follow up: x?\nIntermediate answer: y.\nSo the final answer is: B", "Probably B.")
+    ask = chains["baselines.parse_self_ask+parse_choice"].compose(
+        "Follow up: x?\nIntermediate answer: y.\nSo the final answer is: B", "Probably B.")
     assert ask == "Follow up: x?\nIntermediate answer: y.\n\nProbably B."
 
 
@@ -56,7 +58,7 @@ def result():
     return bench.measure_rewrites(sample)
 
 
-@pytest.mark.parametrize("chain", [r.name for r in bench.READERS])
+@pytest.mark.parametrize("chain", [r.name for r in bench.reader_chains()])
 def test_chain_reads_rewritten_replies_as_meant_and_never_the_old_answer_after_a_change(chain, result):
     assert chain in result["chains"], f"no labelled row of {chain}"
     counts = result["chains"][chain]

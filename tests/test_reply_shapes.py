@@ -6,6 +6,12 @@ curly quotes, extra white space, the answer restated, truncation at the token
 limit, hostile text -- with the result the parser must give. Expected values
 are what a careful human reader takes the reply to say; a reply that does not
 say it is a parse failure.
+
+These tables predate issue 47. A reader added since comes with its shapes
+declared by its unit (hook ``conflict_eval_reply_readers``: a labelled
+shapes file beside the unit's ``readers.py``, read as meant by
+``tests/test_reply_corpus.py``) and its own tests in ``tests/<unit>/``, so
+a new method does not edit this file.
 """
 
 from __future__ import annotations

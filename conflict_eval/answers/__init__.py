@@ -6,7 +6,9 @@ answers, prefills), the multiple-choice letter parser (``choice``, with its
 letter rules in ``letters``), the one refusal recogniser (``refusal``), the
 yes/no verdict reader a method and a metric share (``yes_no``),
 text-overlap metrics (``text_metrics``), the replies the parser fuzz tests are
-built from (``fuzz``), the reuse of a model's output for a byte-identical
+built from and the core's own fuzz entries (``fuzz``), what a unit declares
+about its reply readers for the checks (``readers``: hook
+``conflict_eval_reply_readers``), the reuse of a model's output for a byte-identical
 prompt in one run (``reuse``) and the check that turns a failed model call
 into an error (``failures``). A method's own reply
 format lives in its plugin folder and builds on these.

@@ -1,17 +1,22 @@
-"""Every parser of model output in conflict-eval, in one list, for fuzzing.
+"""The parser fuzz harness, and the core's own parsers of model output.
 
-``tests/test_parser_robustness.py`` (hypothesis property tests) and
-``benchmarks/parser_robustness.py`` (>= 5,000 inputs per parser, timings at
-10 kB and 100 kB) both iterate :data:`PARSERS`. **A new parser of model
-output gets one line here** (see CONTRIBUTING.md); a plugin author's parser
-can be checked the same way with :func:`check_total`.
+``tests/test_parser_robustness.py`` (hypothesis property tests, linear
+time) and ``benchmarks/parser_robustness.py`` (>= 5,000 inputs per parser,
+timings at 10 kB and 100 kB) run every :class:`ParserEntry` the plugin
+manager collects (``components.manager.reply_readers().parsers``): the core's
+:data:`CORE_PARSERS` and the entries each unit declares with the hook
+``conflict_eval_reply_readers`` (``conflict_eval.answers.readers.ReplyReaders``;
+a unit's lines live in its own ``readers.py``). **A new parser of model
+output gets one line in its unit's declaration** (see CONTRIBUTING.md); a
+third-party plugin's parser is checked the same way.
 
 Each entry names the function by import path (``"module:attr"``, imported
-lazily, so the list costs nothing to import), how to call it on one reply
-string, which exception (if any) is its *documented* failure (e.g.
-:func:`conflict_eval.scorers.microact.parse.parse_call` raises ``ValueError``
-for the model to read), and how a failure is scored by the metric or method
-that uses it (the benchmark's "failure rule" column).
+lazily, so a declaration costs nothing to import), how to call it on one
+reply string (its fuzz inputs: the extra arguments filled in), which
+exception (if any) is its *documented* failure (e.g. Micro-Act's
+``parse_call`` raises ``ValueError`` for the model to read), and how a
+failure is scored by the metric or method that uses it (the benchmark's
+"failure rule" column).
 
 The contract every entry must meet: for ANY string the parser returns (or
 raises only its documented failure), never another exception, in time
@@ -25,28 +30,16 @@ import importlib
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["FUZZ_TOKENS", "PATHOLOGICAL_REPLIES", "random_reply", "PARSERS", "ParserEntry", "ParserTimeout", "adversarial_inputs",
-           "best_time", "check_total", "scaling_inputs", "time_limit"]
+__all__ = ["CHOICE_FAILURE", "CORE_PARSERS", "FUZZ_TOKENS", "PATHOLOGICAL_REPLIES", "random_reply", "ParserEntry",
+           "ParserTimeout", "adversarial_inputs", "best_time", "check_total", "scaling_inputs", "time_limit"]
 
 
 _RESOLVED: dict[str, Callable[..., Any]] = {}
-
-
-def _triplets(text: str):
-    from conflict_eval.plugins.conflict_exposure.parse import parse_triplets
-
-    return parse_triplets(text, ["is", "born on"])
-
-
-def _fallback_extractor():
-    from conflict_eval.plugins.robustrag.keywords import load_extractor
-
-    return load_extractor("fallback")
 
 
 @dataclass(frozen=True)
@@ -61,7 +54,8 @@ class ParserEntry:
     documented: tuple[str, ...] = ()
     """Names of exception classes that are the parser's documented failure."""
     owner: str = ""
-    """Unit that owns the parser."""
+    """Unit that owns the parser (``plugins/<unit>``; the plugin manager fills in the
+    plugin's name where a declaration leaves it empty)."""
 
     def function(self) -> Callable[..., Any]:
         """The parser itself (imported once; import time is never part of a timing)."""
@@ -82,15 +76,12 @@ class ParserEntry:
             raise
 
 
-_CHOICE = ("choice_accuracy: wrong (accuracy 0) and counted in parse_failure -- or in refusal when the reply "
-           "names no letter and refuses (ChoiceParse.refused); never mapped to a letter")
-_BASELINE = ("the method stores answer_parse_failure; choice_accuracy scores it wrong and counts it in "
-             "parse_failure")
-_MICROACT = "Micro-Act: counted (invalid_actions / helper_parse_failures) and shown to the model as an observation; the loop goes on"
+CHOICE_FAILURE = ("choice_accuracy: wrong (accuracy 0) and counted in parse_failure -- or in refusal when the reply "
+                  "names no letter and refuses (ChoiceParse.refused); never mapped to a letter")
+"""How a failure of the shared letter reader is scored (units whose readers end in it say the same)."""
 
-PARSERS: list[ParserEntry] = [
-    # core answer parsing
-    ParserEntry("parse_choice", "conflict_eval.answers:parse_choice", _CHOICE,
+CORE_PARSERS: list[ParserEntry] = [
+    ParserEntry("parse_choice", "conflict_eval.answers:parse_choice", CHOICE_FAILURE,
                 call=lambda fn, t: fn(t, "ABCD", options=["Paris", "Rome", "Paris, Texas", "the placenta"]),
                 owner="conflict_eval.answers"),
     ParserEntry("reads_as_refusal", "conflict_eval.answers.refusal:reads_as_refusal",
@@ -113,114 +104,16 @@ PARSERS: list[ParserEntry] = [
                 "user_need_accuracy: unmatched, counted apart from wrong (metric unmatched); never guessed",
                 call=lambda fn, t: fn(t, ["two eyes", "not falling asleep", "He processes flaxseeds.", "dark"]),
                 owner="conflict_eval.answers"),
-    ParserEntry("conflict_exposure.says_no_conflicts",
-                "conflict_eval.plugins.conflict_exposure.parse:says_no_conflicts",
-                "never fails: a detection reply says there are no conflicts or not",
-                call=lambda fn, t: fn(t, _triplets(t)), owner="plugins/conflict_exposure"),
-    ParserEntry("extract_answer", "conflict_eval.scorers.text_match.scorer:extract_answer",
-                "token_f1 / exact_match / cover_em: the whole reply is the answer (scored as text, usually 0)",
-                owner="scorers/text_match"),
-    # Micro-Act
-    ParserEntry("microact.parse_turn", "conflict_eval.scorers.microact.parse:parse_turn", _MICROACT,
-                owner="plugins/microact"),
-    ParserEntry("microact.parse_call", "conflict_eval.scorers.microact.parse:parse_call", _MICROACT,
-                call=lambda fn, t: fn(t, ("knowledge_gen", "reason", "decompose", "assert", "terminate")),
-                documented=("ValueError",), owner="plugins/microact"),
-    ParserEntry("microact.thought", "conflict_eval.scorers.microact.parse:_thought",
-                "logged only (the thought never decides anything)", owner="plugins/microact"),
-    ParserEntry("microact.parse_assert", "conflict_eval.scorers.microact.parse:parse_assert", _MICROACT,
-                owner="plugins/microact"),
-    ParserEntry("microact.parse_steps", "conflict_eval.scorers.microact.parse:parse_steps", _MICROACT,
-                owner="plugins/microact"),
-    ParserEntry("microact.parse_verdict", "conflict_eval.scorers.microact.parse:parse_verdict",
-                "overrationalization: the sample is not judged (NaN), counted in parse_failure and left out of "
-                "the ratio; never read as YES or NO", owner="scorers/microact"),
     # answer extraction (issue 32, Deliver 5): the grader's reply to the extraction prompt
     ParserEntry("read_extraction", "conflict_eval.answers.extraction:read_extraction",
                 "answer extraction (-T answer_extraction=grader): no letter extracted; the sample stays a counted "
                 "parse failure, scored wrong", call=lambda fn, t: fn(t, "ABCD"), owner="conflict_eval.answers"),
-    # baselines
-    *[ParserEntry(f"baselines.{n}", f"conflict_eval.plugins.baselines.parse:{n}", _BASELINE, owner="plugins/baselines")
-      for n in ("parse_few_shot", "parse_cot", "parse_self_ask", "parse_comparative")],
-    ParserEntry("baselines.parse_knowledge", "conflict_eval.plugins.baselines.parse:parse_knowledge",
-                "GKP: knowledge_failure recorded; the answer phase runs with empty knowledge",
-                owner="plugins/baselines"),
-    # user needs
-    ParserEntry("user_needs.parse_output", "conflict_eval.scorers.user_needs.parse:parse_output",
-                "user_need_accuracy: wrong (correct 0) and counted in parse_failure", owner="scorers/user_needs"),
-    ParserEntry("user_needs.canonical", "conflict_eval.scorers.user_needs.normalize:canonical",
-                "never fails: any answer gets a comparable form", owner="scorers/user_needs"),
-    ParserEntry("user_needs.is_near_refusal", "conflict_eval.scorers.user_needs.normalize:is_near_refusal",
-                "never fails: a reply is a near-refusal or not", owner="scorers/user_needs"),
-    ParserEntry("user_needs.match_option", "conflict_eval.scorers.user_needs.normalize:match_option",
-                "user_need_accuracy: no option named (or several): unmatched, counted apart from wrong",
-                call=lambda fn, t: fn(t, ["Sahara desert.", "the ocean.", "a desert oasis."]),
-                owner="scorers/user_needs"),
-    ParserEntry("user_needs.parse_statements", "conflict_eval.plugins.user_needs.generator:parse_statements",
-                "URAQ generation: counted in the report ('knowledge: no numbered statements')",
-                owner="plugins/user_needs"),
-    ParserEntry("user_needs.parse_manipulated", "conflict_eval.plugins.user_needs.generator:parse_manipulated",
-                "URAQ generation: the statement is dropped and counted in the report", owner="plugins/user_needs"),
-    ParserEntry("user_needs.parse_questions", "conflict_eval.plugins.user_needs.generator:parse_questions",
-                "URAQ generation: each bad item counted in the report by reason", owner="plugins/user_needs"),
-    # polluted knowledge base / conflict exposure
+    # the yes/no verdict of kb.rag's Figure 3 prompt (polluted KB, Conflict Exposure)
     ParserEntry("polluted_kb.parse_yes_no", "conflict_eval.answers.yes_no:parse_yes_no",
                 "yes_no_accuracy (ACC): wrong and counted in parse_failure; pre-screening: the question is not kept",
                 owner="conflict_eval.answers"),
-    ParserEntry("polluted_kb.parse_target", "conflict_eval.plugins.polluted_kb.parse:parse_target",
-                "KB build: the question gets no misinformation target and is counted",
-                call=lambda fn, t: fn(t, ["Animorphs"]), owner="plugins/polluted_kb"),
-    ParserEntry("conflict_exposure.parse_triplets", "conflict_eval.plugins.conflict_exposure.parse:parse_triplets",
-                "recorded per document (extraction_failures, rejected_items); no triplets means no annotation",
-                owner="plugins/conflict_exposure"),
-    ParserEntry("conflict_exposure.split_elements", "conflict_eval.plugins.conflict_exposure.parse:split_elements",
-                "never fails (helper of the two parsers above)", owner="plugins/conflict_exposure"),
-    ParserEntry("conflict_exposure.parse_question_list",
-                "conflict_eval.plugins.conflict_exposure.parse:parse_question_list",
-                "split_parse_failure recorded; expansion runs without sub-questions", owner="plugins/conflict_exposure"),
-    ParserEntry("robustrag.keywords", "conflict_eval.plugins.robustrag.keywords:response_keywords",
-                "never fails (an answer without keywords adds none)",
-                call=lambda fn, t: fn(t, _fallback_extractor()), owner="plugins/robustrag"),
-    # ConflictScore
-    ParserEntry("conflictscore.parse_claims", "conflict_eval.scorers.conflictscore.parse:parse_claims",
-                "decomposition failure: the sample's CS-C/CS-R are undefined and counted", owner="scorers/conflictscore"),
-    ParserEntry("conflictscore.parse_label", "conflict_eval.scorers.conflictscore.parse:parse_label",
-                "label failure: the cell is left out and counted (label coverage)", owner="scorers/conflictscore"),
-    ParserEntry("conflictscore.parse_label_list", "conflict_eval.scorers.conflictscore.parse:parse_label_list",
-                "label failure per document: left out and counted (label coverage)",
-                call=lambda fn, t: fn(t, 3), owner="scorers/conflictscore"),
-    ParserEntry("conflictscore.split_sentences", "conflict_eval.scorers.conflictscore.pipeline:split_sentences",
-                "never fails (claims=sentences)", owner="scorers/conflictscore"),
-    ParserEntry("conflictscore.parse_table14_choice", "conflict_eval.scorers.conflictscore.parse:parse_table14_choice",
-                "regeneration failure: the regenerated answer is a counted parse failure",
-                call=lambda fn, t: fn(t, ["Paris", "Rome", "the placenta"]), owner="scorers/conflictscore"),
-    ParserEntry("conflictscore.parse_rag_choice", "conflict_eval.scorers.conflictscore.parse:parse_rag_choice",
-                "Table 12/13 answer failure: counted parse failure, scored wrong",
-                call=lambda fn, t: fn(t, ["Paris", "Rome", "the placenta"]), owner="scorers/conflictscore"),
-    # AtomR
-    ParserEntry("atomr.parse_operator", "conflict_eval.plugins.atomr.parse:parse_operator",
-                "planner failure: the tree is invalid; Direct-RAG fallback, counted", documented=("TreeError",),
-                owner="plugins/atomr"),
-    ParserEntry("atomr.extract_json_object", "conflict_eval.plugins.atomr.parse:extract_json_object",
-                "planner failure: Direct-RAG fallback, counted", documented=("TreeError",), owner="plugins/atomr"),
-    ParserEntry("atomr.parse_tree", "conflict_eval.plugins.atomr.parse:parse_tree",
-                "planner failure: Direct-RAG fallback, counted", documented=("TreeError",), owner="plugins/atomr"),
-    ParserEntry("atomr.parse_answer", "conflict_eval.plugins.atomr.parse:parse_answer",
-                "node answer failure: recorded on the node and counted", owner="plugins/atomr"),
-    ParserEntry("atomr.parse_sources", "conflict_eval.plugins.atomr.parse:parse_sources",
-                "no source named: fallback to every allowed source, counted",
-                call=lambda fn, t: fn(t, ["text", "kg", "web"]), owner="plugins/atomr"),
-    ParserEntry("atomr.parse_closed_book", "conflict_eval.plugins.atomr.solver:parse_closed_book",
-                "no answer: empty prediction, scored 0 by token_f1/EM",
-                call=lambda fn, t: (fn(t, "standard"), fn(t, "cot")), owner="plugins/atomr"),
-    # MADAM-RAG
-    ParserEntry("madam_rag.parse_agent_answer", "conflict_eval.plugins.madam_rag.parse:parse_agent_answer",
-                "no Answer: marker: the whole reply up to Explanation is the answer (early stop only), "
-                "counted in unmarked_agent_replies", owner="plugins/madam_rag"),
-    ParserEntry("madam_rag.parse_aggregation", "conflict_eval.plugins.madam_rag.parse:parse_aggregation",
-                "no readable All Correct Answers list: answer_parse_failure; strict_em scores 0 and counts it "
-                "in parse_failure", owner="plugins/madam_rag"),
 ]
+"""The core's own parsers (``conflict_eval/answers/*``); every unit's are declared by the unit."""
 
 
 # --------------------------------------------------------------------------
@@ -249,10 +142,12 @@ surrogates, huge numbers); random replies are built by joining them with
 random text."""
 
 
-def random_reply(rng, max_chars: int = 10_000) -> str:
-    """One random reply from ``rng`` (a ``random.Random``): FUZZ_TOKENS mixed
-    with random code points (lone surrogates included); lengths mostly under
-    500 characters, some up to ``max_chars``."""
+def random_reply(rng, max_chars: int = 10_000, tokens: Sequence[str] = ()) -> str:
+    """One random reply from ``rng`` (a ``random.Random``): FUZZ_TOKENS (and
+    ``tokens``: the units' declared ``ReplyReaders.tokens``) mixed with random
+    code points (lone surrogates included); lengths mostly under 500
+    characters, some up to ``max_chars``."""
+    pieces = FUZZ_TOKENS + [t for t in tokens if t not in FUZZ_TOKENS] if tokens else FUZZ_TOKENS
     roll = rng.random()
     target = rng.randint(0, 500) if roll < 0.7 else rng.randint(500, 5_000) if roll < 0.95 else \
         rng.randint(5_000, max_chars)
@@ -261,13 +156,13 @@ def random_reply(rng, max_chars: int = 10_000) -> str:
     while size < target:
         pick = rng.random()
         if pick < 0.55:
-            piece = rng.choice(FUZZ_TOKENS)
+            piece = rng.choice(pieces)
         elif pick < 0.8:
             piece = "".join(chr(rng.randint(32, 126)) for _ in range(rng.randint(1, 12)))
         elif pick < 0.95:
             piece = "".join(chr(rng.randint(0, 0x2FFFF)) for _ in range(rng.randint(1, 6)))
         else:
-            piece = rng.choice(FUZZ_TOKENS) * rng.randint(2, 200)
+            piece = rng.choice(pieces) * rng.randint(2, 200)
         parts.append(piece)
         size += len(piece)
     return "".join(parts)
@@ -405,7 +300,7 @@ SCALING_UNITS: tuple[str, ...] = (
 """Units repeated many times (tags, labels, markup) in :func:`scaling_inputs`."""
 
 
-def scaling_inputs(size: int) -> dict[str, str]:
+def scaling_inputs(size: int, labels: Sequence[str] = ()) -> dict[str, str]:
     """Padded and repeated replies of exactly ``size`` characters, by family.
 
     At ``size=20_000`` (``MAX_REPLY_CHARS``, all of it read): every label of
@@ -413,10 +308,11 @@ def scaling_inputs(size: int) -> dict[str, str]:
     ``x``), of space-tab pairs or of newlines, and every unit of
     :data:`SCALING_UNITS` repeated 10,000 times (a unit longer than two
     characters as often as fits in ``size``). The linear-time test compares
-    each family at ``size`` and at a tenth of it.
+    each family at ``size`` and at a tenth of it. ``labels``: more labels
+    (the units' declared ``ReplyReaders.tokens``), padded the same way.
     """
     out: dict[str, str] = {}
-    for label in SCALING_LABELS:
+    for label in (*SCALING_LABELS, *(t for t in labels if t not in SCALING_LABELS)):
         pad = max(0, size - len(label) - 1)
         out[f"{label!r} + spaces"] = label + " " * pad + "x"
         out[f"{label!r} + space-tabs"] = (label + " \t" * (pad // 2 + 1))[:size - 1] + "x"

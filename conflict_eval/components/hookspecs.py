@@ -7,11 +7,12 @@ group. Built-in plugins implement the same hooks and are registered in code
 
 The ``register`` hooks are called once per plugin with no arguments and
 return a mapping from a public name to a factory; each is a kind of component
-(``components.manager.KINDS``). The other two hand a plugin a part of the
-core to extend: the command line (``add_cli_commands``) and the lm-eval
-export (``lmeval_exports``). None of the hooks is ``firstresult`` or
-``historic``: the results of all plugins are merged, and a name registered by
-two plugins is an error that names both.
+(``components.manager.KINDS``). The other three hand a plugin a part of the
+core to extend: the command line (``add_cli_commands``), the lm-eval
+export (``lmeval_exports``) and the checks of reply readers
+(``reply_readers``). None of the hooks is ``firstresult`` or
+``historic``: the results of all plugins are merged, and a name registered
+by two plugins is an error that names both.
 
 Factories are called with keyword arguments only (``-T name=value`` on the
 Inspect command line). Keep heavy imports (torch, transformers) inside the
@@ -104,4 +105,23 @@ def conflict_eval_lmeval_exports() -> Mapping[str, Callable[..., Any]]:
         unit (``user_need_names() -> tuple``, ``user_need_system(doc) -> str``).
         ``conflict_eval/lmeval/utils.py`` serves them by name, so the export
         names no unit module. A name exported by two plugins is an error.
+    """
+
+
+@hookspec
+def conflict_eval_reply_readers() -> Any:
+    """Declare the readers of the unit's model replies.
+
+    Returns:
+        a :class:`conflict_eval.answers.readers.ReplyReaders`: ``parsers``
+        (:class:`conflict_eval.answers.fuzz.ParserEntry` lines: the function by
+        import path, how to call it on one reply, its documented failure, how a
+        failure is scored), ``chains`` (:class:`conflict_eval.answers.readers.Chain`:
+        the reader chain applied to reply corpus rows of some ``kinds``) and
+        ``shapes`` (JSON Lines files of labelled hand-written replies of those
+        kinds). The fuzz and linear-time tests, ``benchmarks/parser_robustness.py``,
+        ``benchmarks/reply_reading.py`` (read as meant, rewrites) and
+        ``tests/test_reply_corpus.py`` collect them through
+        ``components.manager.reply_readers()``, so the core names no unit's
+        reader. A parser or chain name declared twice is an error.
     """

@@ -58,7 +58,8 @@ _HOOKS: dict[Kind, str] = {
     "source": "conflict_eval_register_sources",
 }
 #: Hooks that extend a part of the core rather than register a kind of component.
-EXTENSION_HOOKS: tuple[str, ...] = ("conflict_eval_add_cli_commands", "conflict_eval_lmeval_exports")
+EXTENSION_HOOKS: tuple[str, ...] = ("conflict_eval_add_cli_commands", "conflict_eval_lmeval_exports",
+                                    "conflict_eval_reply_readers")
 
 
 #: The built-in plugins, registered in code as datasette registers its default plugins:
@@ -513,3 +514,36 @@ def lmeval_exports() -> dict[str, Callable[..., Any]]:
                                   f"{impl.plugin_name!r}")
             out[name], owner[name] = fn, impl.plugin_name
     return out
+
+
+def reply_readers():
+    """Every reply reader: the core's own (``answers.fuzz.CORE_PARSERS``,
+    ``answers.readers.CORE_CHAINS``) then each plugin's declaration (hook
+    ``conflict_eval_reply_readers``), in registration order, as one
+    :class:`~conflict_eval.answers.readers.ReplyReaders`. A parser entry without
+    an ``owner`` gets its plugin's name; a parser or chain name declared twice
+    is a :class:`PluginError` naming both owners."""
+    from dataclasses import replace
+
+    from conflict_eval.answers.fuzz import CORE_PARSERS
+    from conflict_eval.answers.readers import CORE_CHAINS, ReplyReaders
+
+    pm = plugin_manager()
+    parsers, chains, shapes, tokens = list(CORE_PARSERS), list(CORE_CHAINS), [], []
+    owners = {("parser", p.name): "the core" for p in parsers} | {("chain", c.name): "the core" for c in chains}
+    for impl in pm.hook.conflict_eval_reply_readers.get_hookimpls():  # registration order
+        found = impl.function()
+        if not isinstance(found, ReplyReaders):
+            raise PluginError(f"plugin {impl.plugin_name!r}: conflict_eval_reply_readers must return a "
+                              f"conflict_eval.answers.readers.ReplyReaders, got {type(found).__name__}")
+        for what, items in (("parser", found.parsers), ("chain", found.chains)):
+            for item in items:
+                if (what, item.name) in owners:
+                    raise PluginError(f"reply {what} {item.name!r} is declared by {owners[(what, item.name)]} and "
+                                      f"by plugin {impl.plugin_name!r}")
+                owners[(what, item.name)] = f"plugin {impl.plugin_name!r}"
+        parsers += [p if p.owner else replace(p, owner=impl.plugin_name) for p in found.parsers]
+        chains += found.chains
+        shapes += [Path(s) for s in found.shapes]
+        tokens += [t for t in found.tokens if t not in tokens]
+    return ReplyReaders(parsers=tuple(parsers), chains=tuple(chains), shapes=tuple(shapes), tokens=tuple(tokens))

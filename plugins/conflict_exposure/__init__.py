@@ -9,3 +9,10 @@ def conflict_eval_register_methods():
     from .solver import conflict_exposure
 
     return {"conflict_exposure": conflict_exposure}
+
+
+@hookimpl
+def conflict_eval_reply_readers():
+    from .readers import READERS
+
+    return READERS

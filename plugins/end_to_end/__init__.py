@@ -15,3 +15,10 @@ def conflict_eval_lmeval_exports():
     from .lmeval import EXPORTS
 
     return EXPORTS
+
+
+@hookimpl
+def conflict_eval_reply_readers():
+    from .readers import READERS
+
+    return READERS

@@ -8,3 +8,10 @@ def conflict_eval_register_methods():
     from .solver import madam_rag
 
     return {"madam_rag": madam_rag}
+
+
+@hookimpl
+def conflict_eval_reply_readers():
+    from .readers import READERS
+
+    return READERS

@@ -9,3 +9,10 @@ def conflict_eval_register_methods():
     from .solver import microact
 
     return {"microact": microact}
+
+
+@hookimpl
+def conflict_eval_reply_readers():
+    from .readers import READERS
+
+    return READERS

@@ -16,3 +16,10 @@ def conflict_eval_add_cli_commands(sub):
     from .cli import add_cli_commands
 
     add_cli_commands(sub)
+
+
+@hookimpl
+def conflict_eval_reply_readers():
+    from .readers import READERS
+
+    return READERS

@@ -8,3 +8,10 @@ def conflict_eval_register_methods():
     from .solver import robustrag
 
     return {"robustrag": robustrag}
+
+
+@hookimpl
+def conflict_eval_reply_readers():
+    from .readers import READERS
+
+    return READERS

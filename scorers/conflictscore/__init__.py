@@ -8,3 +8,10 @@ def conflict_eval_register_metrics():
     from .scorer import conflictscore
 
     return {"conflictscore": conflictscore}
+
+
+@hookimpl
+def conflict_eval_reply_readers():
+    from .readers import READERS
+
+    return READERS

@@ -12,3 +12,10 @@ def conflict_eval_register_metrics():
     from .trajectory import microact_trajectory
 
     return {"microact_trajectory": microact_trajectory, "overrationalization": overrationalization}
+
+
+@hookimpl
+def conflict_eval_reply_readers():
+    from .readers import READERS
+
+    return READERS

@@ -9,3 +9,10 @@ def conflict_eval_register_metrics():
     from .scorer import ramdocs_strict_em
 
     return {"strict_em": ramdocs_strict_em}
+
+
+@hookimpl
+def conflict_eval_reply_readers():
+    from .readers import READERS
+
+    return READERS

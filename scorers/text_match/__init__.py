@@ -12,3 +12,10 @@ def conflict_eval_register_metrics():
         "exact_match": exact_match_scorer,
         "cover_em": cover_em_scorer,
     }
+
+
+@hookimpl
+def conflict_eval_reply_readers():
+    from .readers import READERS
+
+    return READERS

@@ -8,3 +8,10 @@ def conflict_eval_register_metrics():
     from .scorer import user_need_accuracy
 
     return {"user_need_accuracy": user_need_accuracy}
+
+
+@hookimpl
+def conflict_eval_reply_readers():
+    from .readers import READERS
+
+    return READERS

@@ -16,6 +16,12 @@ from inspect_ai import Task, task
 
 from conflict_eval.components.compose import compose_task
 
+# Inspect registers a scorer when its module is imported: importing it here (Inspect's entry point
+# imports every task module) lets `inspect score --scorer conflict_eval/overrationalization` find it
+# on existing logs. It imports only Inspect, the core and scorers (the stores it reads are
+# scorers/microact/stores.py), so nothing here imports torch.
+from conflict_eval.scorers.microact.overrationalization import overrationalization  # noqa: F401
+
 
 @task
 def microact(

@@ -7,7 +7,10 @@ Everything it adds goes through the plugin hooks, as a built-in's would:
 * method ``verdict_first`` (:mod:`.solver`, prompt in :mod:`.prompts`): one call
   asking for a ``VERDICT:`` line, read by its own reply reader (:mod:`.parse`);
 * metric ``evidence_following`` (:mod:`.metric`): the share of readable replies
-  that chose the option the given passage supports, parse failures counted.
+  that chose the option the given passage supports, parse failures counted;
+* its reply reader, declared for conflict-eval's checks (:mod:`.readers`): the
+  fuzz and linear-time tests and the read-as-meant benchmark run it, on the
+  labelled replies of ``data/reply_shapes.jsonl``.
 
 Hook functions only; each imports its implementation when called, so listing
 plugins imports nothing heavy.
@@ -35,3 +38,10 @@ def conflict_eval_register_metrics():
     from .metric import evidence_following
 
     return {"evidence_following": evidence_following}
+
+
+@hookimpl
+def conflict_eval_reply_readers():
+    from .readers import READERS
+
+    return READERS

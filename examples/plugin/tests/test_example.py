@@ -118,3 +118,29 @@ def test_one_eval_with_the_offline_model(tmp_path):
     [sample] = log.samples
     value = sample.scores["evidence_following"].value
     assert value["parse_failure"] + value["refusal"] == 1 or value["followed"] in (0, 1)
+
+
+def test_the_reader_is_declared_for_conflict_evals_checks():
+    """The hook conflict_eval_reply_readers puts the reader in conflict-eval's fuzz list and its
+    chain and labelled shapes in the read-as-meant corpus (tests/test_parser_robustness.py,
+    tests/test_reply_corpus.py and benchmarks/reply_reading.py run them with the built-ins')."""
+    import json
+
+    from conflict_eval.answers.fuzz import adversarial_inputs, check_total
+    from conflict_eval.components.manager import reply_readers
+
+    found = reply_readers()
+    entry = next(p for p in found.parsers if p.name == "example.read_verdict")
+    for text in adversarial_inputs(2_000).values():
+        check_total(entry, text)
+    chain = next(c for c in found.chains if c.name == "example.read_verdict")
+    [shapes] = [s for s in found.shapes if s.parent.parent.name == "conflict_eval_example"]
+    rows = [json.loads(line) for line in shapes.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 10 and {r["kind"] for r in rows} == set(chain.kinds)
+    for row in rows:  # what each labelled reply means, read by hand
+        reading = chain.read(row)
+        meaning = row["meaning"]
+        if "choice" in meaning:
+            assert (reading.status, reading.value) == ("value", meaning["choice"].lower()), row["id"]
+        else:
+            assert reading.status == ("refusal" if meaning.get("refusal") else "failure"), row["id"]
