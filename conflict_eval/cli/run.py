@@ -98,7 +98,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from conflict_eval.components.endpoint import resolve_endpoint
 
-    from conflict_eval.runs.source import source_info
+    from conflict_eval.records.source import source_info
 
     task_with(task, metadata={**(task.metadata or {}), "conflict_eval_endpoint": {
         model: resolve_endpoint(model, effective_args.get("base_url"))}, "conflict_eval_source": source_info()})

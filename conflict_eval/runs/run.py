@@ -60,7 +60,7 @@ def build_cells(suite: Suite, *, models: list[ModelSpec] | None = None,
     from conflict_eval.components.endpoint import model_endpoint, resolve_endpoint
     from conflict_eval.runs.estimate import estimate_built
     from conflict_eval.runs.registered import registered_tasks
-    from conflict_eval.runs.source import source_info
+    from conflict_eval.records.source import source_info
 
     specs = models or suite.models
     if not specs:

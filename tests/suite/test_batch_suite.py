@@ -131,7 +131,7 @@ def test_batched_suite_through_the_batches_endpoint(tmp_path, server):
     # each cell says how it was made (issue 44.6): its own model's batch setting, not the task's union;
     # the commit of the code that ran; a reproduce command repeating --batch and the cost config
     from conflict_eval.report.provenance import cell
-    from conflict_eval.runs.source import source_info
+    from conflict_eval.records.source import source_info
 
     made = {r.model: cell(board["provenance"], r.model, r.task) for r in rows}
     a, b = made["openai/fake-a"], made["openai/fake-b"]
