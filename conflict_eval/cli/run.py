@@ -110,27 +110,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.time()
     logs: list = []
     watch = None
-    if batch is not None:  # the model is built here, so the batches it submits can be seen (runs.batch_stop)
-        from inspect_ai.model import get_model
+    from inspect_ai.model import get_model
 
-        from conflict_eval.runs.batch_stop import BatchWatch
-
-        model_args = effective_args
-        name, model = model, get_model(model, memoize=False, **model_args)
-        watch = BatchWatch()
-        watch.watch(name, model)
     from conflict_eval.cli.model import ensure_offline_model
 
     if batch is None:
         ensure_offline_model(model, effective_args)
+    # The model is built here from -M, else INSPECT_EVAL_MODEL_ARGS, and handed to Inspect
+    # made: given a model name and no model_args, Inspect reads that variable a second time
+    # and, with base_url in it, called get_model with base_url twice (a TypeError).
+    name, model = model, get_model(model, memoize=False, **effective_args)
+    if batch is not None:  # so the batches it submits can be seen (runs.batch_stop)
+        from conflict_eval.runs.batch_stop import BatchWatch
+
+        watch = BatchWatch()
+        watch.watch(name, model)
     with SigtermAsSigint() as term:
         try:
             logs = inspect_eval(
                 task,
                 model=model,
-                # -M base_url= is Inspect's model_base_url (get_model takes it once)
-                model_base_url=model_args.get("base_url") if watch is None else None,
-                model_args={k: v for k, v in model_args.items() if k != "base_url"} if watch is None else model_args,
                 limit=env_default(args.limit, "INSPECT_EVAL_LIMIT", int),
                 log_dir=log_dir,
                 **({"max_tokens": max_tokens} if max_tokens else {}),
