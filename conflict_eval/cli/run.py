@@ -93,15 +93,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     # what the model is made with: -M, else INSPECT_EVAL_MODEL_ARGS (Inspect's own fallback)
     effective_args = model_args or parse_pairs(os.environ.get("INSPECT_EVAL_MODEL_ARGS", "").split(), "-M")
     model = env_default(args.model, "INSPECT_EVAL_MODEL") or DEFAULT_MODEL
-    # the task was built before Inspect made the model (no active model to ask): record its endpoint here
     from inspect_ai import task_with
+    from inspect_ai.model import get_model
 
-    from conflict_eval.components.endpoint import resolve_endpoint
-
+    from conflict_eval.cli.model import ensure_offline_model
+    from conflict_eval.components.endpoint import model_endpoint
     from conflict_eval.records.source import source_info
-
-    task_with(task, metadata={**(task.metadata or {}), "conflict_eval_endpoint": {
-        model: resolve_endpoint(model, effective_args.get("base_url"))}, "conflict_eval_source": source_info()})
     from conflict_eval.runs.batching import generate_batch, parse_batch_flag
 
     batch = parse_batch_flag(args.batch)  # Inspect's GenerateConfig.batch, passed unchanged
@@ -110,16 +107,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.time()
     logs: list = []
     watch = None
-    from inspect_ai.model import get_model
-
-    from conflict_eval.cli.model import ensure_offline_model
-
     if batch is None:
         ensure_offline_model(model, effective_args)
     # The model is built here from -M, else INSPECT_EVAL_MODEL_ARGS, and handed to Inspect
     # made: given a model name and no model_args, Inspect reads that variable a second time
     # and, with base_url in it, called get_model with base_url twice (a TypeError).
     name, model = model, get_model(model, memoize=False, **effective_args)
+    # the task was built before Inspect made the model (no active model to ask): record its
+    # endpoint (a local model: its file and sha256) and the code that ran here
+    task_with(task, metadata={**(task.metadata or {}), "conflict_eval_endpoint": {name: model_endpoint(model)},
+                              "conflict_eval_source": source_info()})
     if batch is not None:  # so the batches it submits can be seen (runs.batch_stop)
         from conflict_eval.runs.batch_stop import BatchWatch
 
