@@ -182,16 +182,12 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _file_key(path: Path) -> tuple[str, int, int]:
+def _hashed(path: Path, known: str | None = None) -> str:
+    """``path``'s sha256, hashed once per process and file state (``known``: just checked)."""
     stat = path.stat()
-    return str(path), stat.st_size, stat.st_mtime_ns
-
-
-def _hashed(path: Path) -> str:
-    """``path``'s sha256, hashed once per process and file state."""
-    key = _file_key(path)
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
     if key not in _HASHED:
-        _HASHED[key] = _sha256(path)
+        _HASHED[key] = known or _sha256(path)
     return _HASHED[key]
 
 
@@ -204,10 +200,8 @@ def _intact(path: Path, size: int, sha256: str) -> bool:
 
 
 def gguf_facts(path: Path) -> dict[str, Any]:
-    """What a run records about the model file it loaded (the leaderboard's provenance):
-    ``{"file": name, "bytes": size, "sha256": hex, "pinned": bool}``, ``pinned`` when
-    it is the SmolLM2 file this version pins (:data:`SMOLLM2_SHA256`). A file given by
-    path is hashed once per process (about 1 s per GB)."""
+    """What a run records of the model file it loaded (the page's provenance): ``{"file", "bytes",
+    "sha256", "pinned"}``, ``pinned``: it is :data:`SMOLLM2_SHA256`'s file (hashed once per process)."""
     sha256 = _hashed(path)
     return {"file": path.name, "bytes": path.stat().st_size, "sha256": sha256,
             "pinned": sha256 == SMOLLM2_SHA256}
@@ -269,7 +263,7 @@ def fetch_smollm2(dest_dir: Path | None = None, *, force: bool = False, quiet: b
                              f"({got_size} bytes, sha256 {got_sha}; expected {size} bytes, sha256 {sha256}); "
                              "nothing was kept")
     os.replace(partial, target)
-    _HASHED[_file_key(target)] = sha256
+    _hashed(target, known=sha256)
     say(f"conflict_eval: {target} verified (sha256 {sha256[:12]}...)")
     return target
 
