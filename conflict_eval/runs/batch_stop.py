@@ -108,9 +108,8 @@ class BatchWatch:
     between the lines saying each waiting batch's age and counts (at most a quarter of
     ``timeout``); ``say``: where they go (stderr, every URL redacted)."""
 
-    def __init__(self, timeout: float | None = None, progress: float = PROGRESS_EVERY,
+    def __init__(self, timeout: float = BATCH_TIMEOUT, progress: float = PROGRESS_EVERY,
                  say: Callable[[str], None] | None = None):
-        timeout = BATCH_TIMEOUT if timeout is None else timeout
         self._lock = threading.Lock()
         self.batches: dict[str, SubmittedBatch] = {}
         self.unwatched: set[str] = set()  # batched models whose batches cannot be seen
@@ -315,12 +314,6 @@ class BatchWatch:
     def watching(self) -> bool:
         """Whether any model's batches are watched."""
         return bool(self._clients)
-
-    def run_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        """The ``eval_set`` options of a run whose batches are watched (``suite run`` and
-        ``suite worker`` alike): ``continue_on_fail`` on unless the suite sets it, since a
-        batch's answered requests are paid and one sample's error must cancel none of the others."""
-        return {"continue_on_fail": True, **options} if self.watching() else dict(options)
 
     def say_refused(self) -> None:
         """One line per refused batch creation (model and status): the provider's status and what to do."""

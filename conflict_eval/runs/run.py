@@ -195,7 +195,7 @@ def run_suite(suite: Suite, log_dir: str | Path, *, models: list[ModelSpec] | No
     logs: list = []
     batch, reserve = cells_batch_budget(cells, prices) if budget is not None else ({}, {})
     watch = watch_batches(cells, suite.batch_timeout)
-    options = watch.run_options(options)
+    options = batched_run_options(watch, options)
     refused = False
     with SigtermAsSigint() as term, budget_guard(budget, out_dir, prices, batch=batch, reserve=reserve) as guard, \
             inspect_verdict_muted():
@@ -241,10 +241,17 @@ def watch_batches(cells: list[Cell], timeout: float | None = None):
     """A :class:`~conflict_eval.runs.batch_stop.BatchWatch` on the batched models of ``cells``;
     ``timeout``: the suite's ``batch_timeout`` (its default where not given)."""
     from conflict_eval.pricing import batched
-    from conflict_eval.runs.batch_stop import BatchWatch
+    from conflict_eval.runs.batch_stop import BATCH_TIMEOUT, BatchWatch
 
-    watch = BatchWatch(timeout=timeout)
+    watch = BatchWatch(timeout=timeout if timeout is not None else BATCH_TIMEOUT)
     for c in cells:
         if batched(c.model.model, c.model.batch) and c.task.model is not None:
             watch.watch(c.model.model, c.task.model)
     return watch
+
+
+def batched_run_options(watch, options: dict[str, Any]) -> dict[str, Any]:
+    """The ``eval_set`` options of ``suite run`` and ``suite worker`` alike: with batches watched,
+    ``continue_on_fail`` on unless the suite sets it (a batch's answered requests are paid: one
+    sample's error cancels none of the others)."""
+    return {"continue_on_fail": True, **options} if watch.watching() else dict(options)

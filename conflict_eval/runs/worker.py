@@ -144,10 +144,10 @@ def _watch_batches(plan_dir: Path, mine: list[dict], batch: dict[str, Any], time
     Tasks are built here first (the generated ``tasks.py`` gets the same ones, :func:`cell_task`'s
     cache), so their models are hooked before Inspect submits a batch. ``timeout``: the suite's
     ``batch_timeout``, as ``suite run`` uses it."""
-    from conflict_eval.runs.batch_stop import BatchWatch
+    from conflict_eval.runs.batch_stop import BATCH_TIMEOUT, BatchWatch
     from conflict_eval.runs.plan import PLAN_FILE, _plan_cell
 
-    watch = BatchWatch(timeout=timeout)
+    watch = BatchWatch(timeout=timeout if timeout is not None else BATCH_TIMEOUT)
     for c in mine:
         if c["model"] in batch:
             model = _plan_cell(str(plan_dir.resolve() / PLAN_FILE), c["name"]).model
@@ -282,6 +282,7 @@ def _run(sel_file: Path, plan: dict[str, Any], plan_dir: Path, selection: dict[s
     from inspect_ai import eval_set
 
     from conflict_eval.runs.budget import budget_guard
+    from conflict_eval.runs.run import batched_run_options
     from conflict_eval.runs.signals import SigtermAsSigint, inspect_verdict_muted
 
     log_dir = plan["log_dir"]
@@ -326,7 +327,8 @@ def _run(sel_file: Path, plan: dict[str, Any], plan_dir: Path, selection: dict[s
             _env("INSPECT_EVAL_SET_CAPTURE", None):
         try:
             # the suite's settings for batched runs, as `suite run` applies them (batch_timeout above)
-            eval_set(TASKS_FILE, log_dir=log_dir, display=display, **watch.run_options(eval_set_options(suite, plan)))
+            eval_set(TASKS_FILE, log_dir=log_dir, display=display,
+                     **batched_run_options(watch, eval_set_options(suite, plan)))
         except KeyboardInterrupt:
             interrupted = "SIGINT"
     statuses = plan_statuses(plan, mine)
