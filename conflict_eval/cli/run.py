@@ -93,15 +93,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     # what the model is made with: -M, else INSPECT_EVAL_MODEL_ARGS (Inspect's own fallback)
     effective_args = model_args or parse_pairs(os.environ.get("INSPECT_EVAL_MODEL_ARGS", "").split(), "-M")
     model = env_default(args.model, "INSPECT_EVAL_MODEL") or DEFAULT_MODEL
-    # the task was built before Inspect made the model (no active model to ask): record its endpoint here
     from inspect_ai import task_with
+    from inspect_ai.model import get_model
 
-    from conflict_eval.components.endpoint import resolve_endpoint
-
-    from conflict_eval.runs.source import source_info
-
-    task_with(task, metadata={**(task.metadata or {}), "conflict_eval_endpoint": {
-        model: resolve_endpoint(model, effective_args.get("base_url"))}, "conflict_eval_source": source_info()})
+    from conflict_eval.cli.model import ensure_offline_model
+    from conflict_eval.components.endpoint import model_endpoint
+    from conflict_eval.records.source import source_info
     from conflict_eval.runs.batching import generate_batch, parse_batch_flag
 
     batch = parse_batch_flag(args.batch)  # Inspect's GenerateConfig.batch, passed unchanged
@@ -110,27 +107,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.time()
     logs: list = []
     watch = None
-    if batch is not None:  # the model is built here, so the batches it submits can be seen (runs.batch_stop)
-        from inspect_ai.model import get_model
-
-        from conflict_eval.runs.batch_stop import BatchWatch
-
-        model_args = effective_args
-        name, model = model, get_model(model, memoize=False, **model_args)
-        watch = BatchWatch()
-        watch.watch(name, model)
-    from conflict_eval.cli.model import ensure_offline_model
-
     if batch is None:
         ensure_offline_model(model, effective_args)
+    # The model is built here from -M, else INSPECT_EVAL_MODEL_ARGS, and handed to Inspect
+    # made: given a model name and no model_args, Inspect reads that variable a second time
+    # and, with base_url in it, called get_model with base_url twice (a TypeError).
+    name, model = model, get_model(model, memoize=False, **effective_args)
+    # the task was built before Inspect made the model (no active model to ask): record its
+    # endpoint (a local model: its file and sha256) and the code that ran here
+    task_with(task, metadata={**(task.metadata or {}), "conflict_eval_endpoint": {name: model_endpoint(model)},
+                              "conflict_eval_source": source_info()})
+    if batch is not None:  # so the batches it submits can be seen (runs.batch_stop)
+        from conflict_eval.runs.batch_stop import BatchWatch
+
+        watch = BatchWatch()
+        watch.watch(name, model)
     with SigtermAsSigint() as term:
         try:
             logs = inspect_eval(
                 task,
                 model=model,
-                # -M base_url= is Inspect's model_base_url (get_model takes it once)
-                model_base_url=model_args.get("base_url") if watch is None else None,
-                model_args={k: v for k, v in model_args.items() if k != "base_url"} if watch is None else model_args,
                 limit=env_default(args.limit, "INSPECT_EVAL_LIMIT", int),
                 log_dir=log_dir,
                 **({"max_tokens": max_tokens} if max_tokens else {}),

@@ -6,7 +6,7 @@ Inspect records a base URL in the log only when it was given as
 :func:`resolve_endpoint` works out at run time which URL the provider will use
 and where it came from (:func:`model_endpoint` for a model object). Our tasks
 record it as task metadata ``conflict_eval_endpoint`` (``{model: {"url",
-"source"}}``), which the report reads: ``compose_task`` and the named tasks for
+"source"}}``; for a local GGUF model also ``file``, ``bytes``, ``sha256``, ``pinned``), which the report reads: ``compose_task`` and the named tasks for
 the model Inspect builds them for (:func:`active_endpoint`: ``inspect eval``,
 ``conflict-eval run``), the suite runner for each suite model. A log without it
 says the endpoint was not recorded unless Inspect recorded a URL: never
@@ -85,8 +85,16 @@ def resolve_endpoint(model: str, base_url: str | None = None,
     return {"url": None, "source": "provider default"}
 
 
+def file_text(recorded: dict) -> str:
+    """A local model file as the page names it: file, size, sha256 and whether it is the pinned one."""
+    pinned = "the pinned conflict_eval/smollm2 file" if recorded.get("pinned") else "not the pinned SmolLM2 file"
+    return f"local file {recorded['file']} ({recorded.get('bytes', '?'):,} bytes, sha256 {recorded.get('sha256')}; {pinned})"
+
+
 def endpoint_text(model: str, base_url: str | None, recorded: dict | None) -> str:
     """What the page says about a model's endpoint (see module docstring)."""
+    if isinstance(recorded, dict) and recorded.get("file"):
+        return file_text(recorded)
     if isinstance(recorded, dict) and recorded.get("source"):
         if recorded.get("url"):
             return f"{redact_url(str(recorded['url']))} ({recorded['source']})"
@@ -98,7 +106,12 @@ def endpoint_text(model: str, base_url: str | None, recorded: dict | None) -> st
 
 def model_endpoint(model) -> dict[str, str | None]:
     """:func:`resolve_endpoint` of an Inspect ``Model``: a base URL given to it (flag or
-    ``base_url`` model arg), else the environment, else one its provider resolved itself."""
+    ``base_url`` model arg), else the environment, else one its provider resolved itself.
+    A local model (``conflict_eval/...``) is its file: name, size, sha256 and whether it
+    is the pinned one (``local_model.gguf_facts``)."""
+    file = getattr(model.api, "model_file", None)
+    if isinstance(file, dict):
+        return {"url": None, "source": "local model file", **file}
     found = resolve_endpoint(str(model), model.explicit_base_url)
     if found["url"] is None and model.api.base_url:
         return {"url": redact_url(model.api.base_url), "source": f"provider {str(model).split('/')[0]} base URL"}

@@ -18,9 +18,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from conflict_eval.records.config_files import load_json, load_yaml
+from conflict_eval.records.config_files import load_yaml, read_config
 
 COST_FIELDS = ("input", "output", "input_cache_write", "input_cache_read")
 """The fields of Inspect's ``ModelCost`` (USD per 1M tokens); all four are required in Inspect's format."""
@@ -77,26 +75,6 @@ def model_cost(price: Any, where: str, model: str, *, cache_default: bool = Fals
                     else f"Inspect's ModelCost needs all of {', '.join(COST_FIELDS)}")
             raise ValueError(f"{where}: model {model!r}: field {field!r} is missing ({need})")
     return ModelCost(**{f: _price_value(price[f], where, model, f) for f in COST_FIELDS})
-
-
-def read_config(path: str | Path, where: str) -> Any:
-    """A config file's object, read as Inspect reads ``--model-cost-config``:
-    JSON when the text starts with ``{``, else YAML (whatever the file's suffix).
-    The one rule for telling JSON from YAML (``--batch FILE`` reads by it too)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"{where}: no such file")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    return parse_config_text(text, where)
-
-
-def parse_config_text(text: str, where: str) -> Any:
-    """JSON when the text starts with ``{``, else YAML; errors name ``where`` and the line
-    (records.config_files: YAML duplicate keys and alias bombs are refused too)."""
-    return load_json(text, where) if text.strip().startswith("{") else load_yaml(text, where)
 
 
 def load_model_cost_config(source: str | Path | dict | None) -> dict[str, Any]:
@@ -169,7 +147,7 @@ def read_price_file(source: str | Path | dict | None = None) -> tuple[dict[str, 
         return price_file_models(source, "price table"), packaged[1], "price table"
     if source is None:
         where = PACKAGED
-        data = yaml.safe_load((files("conflict_eval.pricing") / "prices.yaml").read_text(encoding="utf-8")) or {}
+        data = load_yaml((files("conflict_eval.pricing") / "prices.yaml").read_text(encoding="utf-8"), where) or {}
     else:
         where = f"price table {source}"
         data = read_config(source, where) or {}

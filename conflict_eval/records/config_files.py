@@ -81,11 +81,41 @@ def read_json(path: str | Path) -> Any:
     return load_json(_read_text(path), str(path))
 
 
-def _read_text(path: str | Path) -> str:
+def read_config(path: str | Path, where: str) -> Any:
+    """A config file's object, read as Inspect reads ``--model-cost-config``:
+    JSON when the text starts with ``{``, else YAML (whatever the file's suffix).
+    The one rule for telling JSON from YAML (the cost config, ``--prices`` and
+    ``--batch FILE`` are read by it); errors name ``where`` and the line."""
+    if not Path(path).is_file():
+        raise ConfigFileError(f"{where}: no such file")
+    return parse_config_text(_read_text(path, where), where)
+
+
+def parse_config_text(text: str, where: str) -> Any:
+    """JSON when the text starts with ``{``, else YAML (duplicate keys and alias bombs refused)."""
+    return load_json(text, where) if text.strip().startswith("{") else load_yaml(text, where)
+
+
+def json_or_none(path: str | Path, unreadable: Any = None) -> Any:
+    """The JSON at ``path``, or None when there is no such file; ``unreadable``
+    when the file is there but cannot be read or is not JSON (cut short by a
+    full disk, edited by hand). For the toolkit's own state files (stop
+    records, leases, ``eval-set.json``), where a missing or broken file is an
+    answer, not an error."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return unreadable
+
+
+def _read_text(path: str | Path, where: str | None = None) -> str:
+    """The file's text (a UTF-8 byte-order mark dropped); errors name ``where`` (default: the path)."""
+    try:
+        return Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ConfigFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        raise ConfigFileError(f"{where or path}: not UTF-8 text (byte {exc.start})") from None
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

@@ -159,7 +159,7 @@ def judge_cells(rows, evals: dict, gold: dict[str, dict] | None = None) -> dict[
 
 HEAD = ["model", "judges", "label coverage", "Krippendorff α", "Cohen's κ and raw agreement (pairs)",
         "label base rates", "effective judges", "self-agreement", "flip rate (swap)",
-        "labelled-slice accuracy [95% Wilson]", ""]
+        "labelled-slice accuracy [95% Wilson]", "note"]
 KEYS = ["judges", "coverage", "alpha", "agreement", "base_rates", "effective", "self_agreement", "flip_rate",
         "slice", "note"]
 

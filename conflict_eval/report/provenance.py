@@ -17,13 +17,12 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import subprocess
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 from conflict_eval.components.catalog import registry_revision
 from conflict_eval.records.download import ids_sha256
+from conflict_eval.records.source import git_commit
 
 from .commands import cell_command, task_and_args
 from conflict_eval.components.endpoint import endpoint_text
@@ -41,15 +40,6 @@ def _package_version(name: str) -> str | None:
         return version(name)
     except PackageNotFoundError:
         return None
-
-
-def _git_commit(path: Path) -> str | None:
-    try:
-        res = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return res.stdout.strip() or None if res.returncode == 0 else None
 
 
 def results_hash(per_id: dict[str, float]) -> str:
@@ -204,7 +194,7 @@ def provenance(rows: list[Row], evals: dict[str, EvalFacts]) -> dict[str, Any]:
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "conflict_eval_version": _package_version("conflict-eval"),
         "inspect_ai_version": inspect_ai.__version__,
-        "git_commit": _git_commit(Path(__file__).resolve().parent),
+        "git_commit": git_commit(),
         "tasks": dict(sorted(tasks.items())),
         "cells": cells,
     }

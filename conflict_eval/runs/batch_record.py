@@ -67,11 +67,6 @@ def requests_phrase(batches: list[SubmittedBatch]) -> str:
     return f"{n} requests" + (f"; {uncounted} batch(es) not yet counted by the provider" if uncounted else "")
 
 
-def age_text(seconds: float) -> str:
-    s = int(seconds)
-    return f"{s // 3600}h{s % 3600 // 60:02d}m{s % 60:02d}s" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
-
-
 def say_stderr(text: str) -> None:
     print(redact(text), file=sys.stderr, flush=True)
 

@@ -66,8 +66,9 @@ from conflict_eval.components.endpoint import redact
 from conflict_eval.runs.batch_faults import (DOWNLOAD_ROUTE, POLL_ROUTE, BatchResultError, api_route, batch_url, failed_batch,
                                              missing_errors, readable_results, read_upload, refusal_line,
                                              unfinished_cause, uploaded_ids)
-from conflict_eval.runs.batch_record import (SubmittedBatch, age_text, batch_lines, billed_unread, keep_unread,
+from conflict_eval.runs.batch_record import (SubmittedBatch, batch_lines, billed_unread, keep_unread,
                                              requests_phrase, say_left, say_outcome, say_stderr, stop_record)
+from conflict_eval.runs.walltime import duration_text
 
 # the batch as seen, its lines and the unread-batches file live in runs.batch_record; importable from here too
 __all__ = ["BATCH_TIMEOUT", "CANCEL_DEADLINE", "CANCEL_TIMEOUT", "CANCELLED", "FINISHED", "PROGRESS_EVERY", "BatchWatch",
@@ -207,7 +208,7 @@ class BatchWatch:
             self._said = now
             for b in self.running():
                 counts = f"{b.completed or 0}/{b.requests or len(b.ids) or '?'}"
-                self.say(f"batch {b.id} ({b.model}): {b.status} at the provider for {age_text(time.time() - b.created)}; "
+                self.say(f"batch {b.id} ({b.model}): {b.status} at the provider for {duration_text(time.time() - b.created)}; "
                          f"requests completed/total {counts}; ends as errors after batch_timeout "
                          f"{self.timeout:g} s")
 

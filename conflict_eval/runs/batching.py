@@ -73,7 +73,7 @@ def parse_batch_flag(text: str | None) -> bool | int | dict | None:
     if t.isdigit():
         value: Any = int(t)
     elif Path(t).is_file():  # JSON when the text starts with "{", else YAML: Inspect's rule, as for the cost config
-        from conflict_eval.pricing import read_config
+        from conflict_eval.records.config_files import read_config
 
         try:
             value = read_config(t, f"--batch {t}")

@@ -43,6 +43,7 @@ from typing import Any
 from inspect_ai.hooks import BeforeModelGenerate, Hooks, ModelUsageData, SampleEnd, hooks
 
 from conflict_eval.pricing import PriceTable, batched
+from conflict_eval.records.config_files import json_or_none
 
 STOP_FILE = "suite-stop.json"
 
@@ -287,8 +288,4 @@ def write_stop(log_dir: str | Path, reason: str | None, **facts: Any) -> Path:
 
 
 def read_stop(log_dir: str | Path) -> dict[str, Any] | None:
-    path = Path(log_dir) / STOP_FILE
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    return json_or_none(Path(log_dir) / STOP_FILE)

@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conflict_eval.records.config_files import json_or_none
+
 DEFAULT_TIMEOUT_S = 180.0  # a heartbeat older than this is a dead or hung holder
 DEFAULT_HEARTBEAT_S = 30.0
 
@@ -69,13 +71,8 @@ class Lease:
     def read(self) -> dict[str, Any] | None:
         """The lease file's content; None when there is none. A file that is not a lease
         (cut short by a full disk, edited by hand) is treated as stale, never as held."""
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError):
-            return {"heartbeat": 0.0, "unreadable": True}
-        return data if isinstance(data, dict) else {"heartbeat": 0.0, "unreadable": True}
+        data = json_or_none(self.path, unreadable=False)
+        return data if data is None or isinstance(data, dict) else {"heartbeat": 0.0, "unreadable": True}
 
     def _write(self, started: float) -> None:
         record = {"host": socket.gethostname(), "pid": os.getpid(), "token": self.token,

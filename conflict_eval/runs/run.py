@@ -60,7 +60,7 @@ def build_cells(suite: Suite, *, models: list[ModelSpec] | None = None,
     from conflict_eval.components.endpoint import model_endpoint, resolve_endpoint
     from conflict_eval.runs.estimate import estimate_built
     from conflict_eval.runs.registered import registered_tasks
-    from conflict_eval.runs.source import source_info
+    from conflict_eval.records.source import source_info
 
     specs = models or suite.models
     if not specs:
@@ -195,8 +195,7 @@ def run_suite(suite: Suite, log_dir: str | Path, *, models: list[ModelSpec] | No
     logs: list = []
     batch, reserve = cells_batch_budget(cells, prices) if budget is not None else ({}, {})
     watch = watch_batches(cells, suite.batch_timeout)
-    if watch.watching():  # a batch's answered requests are paid: one sample's error cancels none of the others
-        options.setdefault("continue_on_fail", True)
+    options = batched_run_options(watch, options)
     refused = False
     with SigtermAsSigint() as term, budget_guard(budget, out_dir, prices, batch=batch, reserve=reserve) as guard, \
             inspect_verdict_muted():
@@ -249,3 +248,10 @@ def watch_batches(cells: list[Cell], timeout: float | None = None):
         if batched(c.model.model, c.model.batch) and c.task.model is not None:
             watch.watch(c.model.model, c.task.model)
     return watch
+
+
+def batched_run_options(watch, options: dict[str, Any]) -> dict[str, Any]:
+    """The ``eval_set`` options of ``suite run`` and ``suite worker`` alike: with batches watched,
+    ``continue_on_fail`` on unless the suite sets it (a batch's answered requests are paid: one
+    sample's error cancels none of the others)."""
+    return {"continue_on_fail": True, **options} if watch.watching() else dict(options)

@@ -18,10 +18,12 @@ call) and only writes the finished log (:attr:`TaskStatus.to_close`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from conflict_eval.records.config_files import json_or_none
+from conflict_eval.runs.walltime import duration_text
 
 # `inspect ctl --log-dir` flags a running task whose log has not changed for 10 minutes
 # (inspect_ai 0.3.285, _QUIET_SECONDS): a crashed worker leaves its log `started`
@@ -115,11 +117,9 @@ def manifest(log_dir: str | Path) -> list[dict[str, Any]]:
     in every sub-directory holding one, e.g. shards); [] when there is none."""
     out = []
     for path in sorted(Path(log_dir).rglob("eval-set.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        out += [t for t in (data.get("tasks") or []) if isinstance(t, dict)]
+        data = json_or_none(path)
+        if isinstance(data, dict):
+            out += [t for t in (data.get("tasks") or []) if isinstance(t, dict)]
     return out
 
 
@@ -185,16 +185,6 @@ TO_CLOSE_NOTE = ("  to close: every sample is done, but the log was closed as ca
                  "it; a re-run reuses all its samples (no model call) and only writes the finished log")
 
 
-def _duration(seconds: float) -> str:
-    """``inspect ctl``'s short form: 12m, 1h 5m.
-
-    >>> _duration(725), _duration(3900)
-    ('12m', '1h 5m')
-    """
-    minutes = int(seconds // 60)
-    return f"{minutes // 60}h {minutes % 60}m" if minutes >= 60 else f"{minutes}m"
-
-
 def render_status(statuses: list[TaskStatus]) -> str:
     """A plain-text table: state, done/total, errors, model, task (unfinished
     tasks first). State is ``done`` for a complete task, ``partial`` for a
@@ -213,7 +203,7 @@ def render_status(statuses: list[TaskStatus]) -> str:
         rows.append((mark, f"{s.done}/{s.total if s.total is not None else '?'}", str(s.errors), s.model, s.label))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     table = "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4] for r in rows)
-    notes = [f"  {s.model} x {s.label}: running, but its log has not changed for {_duration(s.quiet)} -- its eval "
+    notes = [f"  {s.model} x {s.label}: running, but its log has not changed for {duration_text(s.quiet)} -- its eval "
              "process may have stopped (a re-run resumes it)" for s in statuses if s.quiet is not None]
     if any(s.to_close for s in statuses):
         notes.append(TO_CLOSE_NOTE)

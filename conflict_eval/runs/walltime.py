@@ -82,7 +82,8 @@ def parse_latencies(pairs: list[str]) -> dict[str, float]:
 
 
 def duration_text(seconds: float) -> str:
-    """``0.5 s``, ``42.0 s``, ``4 min 29 s``, ``2 h 05 min``.
+    """``0.5 s``, ``42.0 s``, ``4 min 29 s``, ``2 h 05 min``: the core's one
+    duration format (estimates, ``suite status``'s quiet logs, a batch's age).
 
     >>> duration_text(0.5), duration_text(269), duration_text(7500)
     ('0.5 s', '4 min 29 s', '2 h 05 min')

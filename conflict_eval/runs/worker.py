@@ -139,14 +139,15 @@ def plan_batch_budget(plan: dict[str, Any], cells: list[dict]) -> tuple[dict[str
                         plan_prices(plan))
 
 
-def _watch_batches(plan_dir: Path, mine: list[dict], batch: dict[str, Any]):
+def _watch_batches(plan_dir: Path, mine: list[dict], batch: dict[str, Any], timeout: float | None = None):
     """A :class:`~conflict_eval.runs.batch_stop.BatchWatch` on this worker's batched models: their
     Tasks are built here first (the generated ``tasks.py`` gets the same ones, :func:`cell_task`'s
-    cache), so their models are hooked before Inspect submits a batch."""
-    from conflict_eval.runs.batch_stop import BatchWatch
+    cache), so their models are hooked before Inspect submits a batch. ``timeout``: the suite's
+    ``batch_timeout``, as ``suite run`` uses it."""
+    from conflict_eval.runs.batch_stop import BATCH_TIMEOUT, BatchWatch
     from conflict_eval.runs.plan import PLAN_FILE, _plan_cell
 
-    watch = BatchWatch()
+    watch = BatchWatch(timeout=timeout if timeout is not None else BATCH_TIMEOUT)
     for c in mine:
         if c["model"] in batch:
             model = _plan_cell(str(plan_dir.resolve() / PLAN_FILE), c["name"]).model
@@ -281,6 +282,7 @@ def _run(sel_file: Path, plan: dict[str, Any], plan_dir: Path, selection: dict[s
     from inspect_ai import eval_set
 
     from conflict_eval.runs.budget import budget_guard
+    from conflict_eval.runs.run import batched_run_options
     from conflict_eval.runs.signals import SigtermAsSigint, inspect_verdict_muted
 
     log_dir = plan["log_dir"]
@@ -315,7 +317,7 @@ def _run(sel_file: Path, plan: dict[str, Any], plan_dir: Path, selection: dict[s
 
     suite = load_suite(plan["suite"])
     batch, reserve = plan_batch_budget(plan, mine)
-    watch = _watch_batches(plan_dir, mine, batch)
+    watch = _watch_batches(plan_dir, mine, batch, suite.batch_timeout)
     interrupted = None
     with SigtermAsSigint() as term, \
             budget_guard(budget, log_dir, plan_prices(plan),
@@ -324,7 +326,9 @@ def _run(sel_file: Path, plan: dict[str, Any], plan_dir: Path, selection: dict[s
             inspect_verdict_muted(), _cwd(plan_dir), _env("INSPECT_EVAL_SET_SELECTION", str(effective)), \
             _env("INSPECT_EVAL_SET_CAPTURE", None):
         try:
-            eval_set(TASKS_FILE, log_dir=log_dir, display=display, **eval_set_options(suite, plan))
+            # the suite's settings for batched runs, as `suite run` applies them (batch_timeout above)
+            eval_set(TASKS_FILE, log_dir=log_dir, display=display,
+                     **batched_run_options(watch, eval_set_options(suite, plan)))
         except KeyboardInterrupt:
             interrupted = "SIGINT"
     statuses = plan_statuses(plan, mine)

@@ -10,10 +10,13 @@ BlendQA KG-Web / KG-Text / Text-Web) as ``f1/<category>``.
 
 The normaliser folds typographic quotes and apostrophes to ASCII first
 (:func:`conflict_eval.answers.text_metrics.fold_quotes`), which AtomR's own
-normaliser does not; ``f1_authors`` (the mean of each sample's
-``metadata["f1_authors"]``, :func:`~conflict_eval.answers.text_metrics.normalize_atomr_authors`)
-is the authors' figure, reported beside ``f1``. They differ only where a
-reply uses curly quotes or apostrophes next to an answer word.
+normaliser does not; ``f1_authors`` (each sample's F1 with
+:func:`~conflict_eval.answers.text_metrics.normalize_atomr_authors`, and its
+mean, overall and per category as ``f1_authors/<category>``) is the authors'
+figure, reported beside ``f1`` and compared by the reproduction card. They
+differ only where a reply or gold answer has curly quotes or apostrophes next
+to an answer word (on the authors' released BlendQA predictions: 42.92 folded,
+42.63 the authors', six of 445 rows; the other four released files agree).
 """
 
 from collections import defaultdict
@@ -24,12 +27,12 @@ from inspect_ai.solver import TaskState
 from conflict_eval.answers.text_metrics import cover_em, exact_match, token_f1
 from conflict_eval.answers.reasons import NO_RESPONSE
 
-KEYS = ("f1", "em", "cover_em")
+KEYS = ("f1", "em", "cover_em", "f1_authors")
 
 
 @metric
 def atomr_means():
-    """Means of f1, em, cover_em over all samples, and of f1 per category.
+    """Means of f1, em, cover_em, f1_authors over all samples, and of f1 and f1_authors per category.
 
     An empty score list gives an empty dict (nothing to average).
     """
@@ -37,16 +40,14 @@ def atomr_means():
         if not scores:
             return {}
         out = {key: sum(s.score.value[key] for s in scores) / len(scores) for key in KEYS}
-        authors = [(s.score.metadata or {}).get("f1_authors") for s in scores]
-        if all(isinstance(a, (int, float)) for a in authors):
-            out["f1_authors"] = sum(authors) / len(authors)
-        groups: dict[str, list[float]] = defaultdict(list)
+        groups: dict[str, list[dict]] = defaultdict(list)
         for s in scores:
             cat = (s.score.metadata or {}).get("category")
             if cat is not None:
-                groups[str(cat)].append(s.score.value["f1"])
+                groups[str(cat)].append(s.score.value)
         for cat, values in sorted(groups.items()):
-            out[f"f1/{cat}"] = sum(values) / len(values)
+            for key in ("f1", "f1_authors"):
+                out[f"{key}/{cat}"] = sum(v[key] for v in values) / len(values)
             out[f"n/{cat}"] = float(len(values))
         return out
     return compute
@@ -61,7 +62,8 @@ def atomr_qa() -> Scorer:
         golds = list(target.target)
         value = {"f1": token_f1(prediction, golds, "atomr"),
                  "em": exact_match(prediction, golds, "atomr"),
-                 "cover_em": cover_em(prediction, golds, "atomr")}
+                 "cover_em": cover_em(prediction, golds, "atomr"),
+                 "f1_authors": token_f1(prediction, golds, "atomr_authors")}
         extra = (state.metadata or {}).get("extra") or {}
         store = state.store
         failures = store.get("AtomRStore:parse_failures") or {}
@@ -70,7 +72,6 @@ def atomr_qa() -> Scorer:
         return Score(value=value, answer=prediction, reason=None if prediction else NO_RESPONSE,
                      explanation=f"f1={value['f1']:.3f} against {golds}",
                      metadata={"category": extra.get("category"), "parse_failures": failures,
-                               "f1_authors": token_f1(prediction, golds, "atomr_authors"),
                                "parse_error": baseline_error, "retrieval_errors": retrieval_errors})
 
     return score

@@ -287,7 +287,7 @@ def test_planner_truncation_retry_then_fallback_to_direct_rag(shared_data, log_d
     assert store["AtomRStore:llm_calls"] == {"planning": 2, "direct_rag": 1}
     assert store["AtomRStore:retriever_calls"] == {"text": 1}
     assert sample.output.completion == "Animorphs"
-    assert sample.scores["atomr_qa"].value == {"f1": 1.0, "em": 1.0, "cover_em": 1.0}
+    assert sample.scores["atomr_qa"].value == {"f1": 1.0, "em": 1.0, "cover_em": 1.0, "f1_authors": 1.0}
 
 
 def test_operator_truncation_retry_uses_512(shared_data, log_dir):

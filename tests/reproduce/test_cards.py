@@ -95,7 +95,7 @@ def test_list_shows_every_card(capsys):
 
 
 def test_find_card_by_id_and_by_path(tmp_path):
-    assert find_card("ramdocs-madam-rag").metric == "strict_em"
+    assert find_card("ramdocs-madam-rag").metric == "strict_em_authors"
     path = tmp_path / "mine.yaml"
     path.write_text(yaml.safe_dump(GOOD))
     assert load_card_file(path).id == "mine" and find_card(str(path)).id == "mine"

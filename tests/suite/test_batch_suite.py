@@ -131,7 +131,7 @@ def test_batched_suite_through_the_batches_endpoint(tmp_path, server):
     # each cell says how it was made (issue 44.6): its own model's batch setting, not the task's union;
     # the commit of the code that ran; a reproduce command repeating --batch and the cost config
     from conflict_eval.report.provenance import cell
-    from conflict_eval.runs.source import source_info
+    from conflict_eval.records.source import source_info
 
     made = {r.model: cell(board["provenance"], r.model, r.task) for r in rows}
     a, b = made["openai/fake-a"], made["openai/fake-b"]
@@ -476,3 +476,31 @@ def test_ctrl_c_of_a_plan_worker_cancels_its_batches(tmp_path, monkeypatch, caps
         assert "  worker 1 batches: 1 cancelled at the provider (4 requests)" in capsys.readouterr().out
     finally:
         srv.stop()
+
+
+@pytest.mark.parametrize("suite_sets, expected", [(None, True), (False, False)])
+def test_plan_worker_carries_the_suites_batch_settings(tmp_path, monkeypatch, suite_sets, expected):
+    """`suite worker` runs its cells with the suite's batch_timeout and, for batched models,
+    continue_on_fail on unless the suite sets it, as `suite run` does (before: the default
+    timeout and no continue_on_fail). Inspect's eval_set is replaced: no server, no batch."""
+    import inspect_ai
+
+    from conflict_eval.runs.batch_stop import BatchWatch
+    from conflict_eval.runs.plan import make_plan, read_plan
+    from conflict_eval.runs.worker import run_worker
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # never called
+    _suite(tmp_path, a="fake-t", b="fake-u")
+    text = (tmp_path / "batched.yaml").read_text().replace("  - model: openai/fake-u\n    batch: " + B_TIMING + "\n", "")
+    text = text.replace("name: batched\n", "name: batched\nbatch_timeout: 1234\n")
+    if suite_sets is not None:
+        text = text.replace("retry_attempts: 1}", f"retry_attempts: 1, continue_on_fail: {str(suite_sets).lower()}}}")
+    (tmp_path / "one.yaml").write_text(text)
+    make_plan(str(tmp_path / "one.yaml"), tmp_path / "plan", workers=1)
+    _, plan = read_plan(tmp_path / "plan")
+    seen = {}
+    monkeypatch.setattr(inspect_ai, "eval_set", lambda *a, **kw: seen.update(kw) or (True, []))
+    monkeypatch.setattr(BatchWatch, "settle", lambda self, *a, **kw: seen.update(timeout=self.timeout))
+    run_worker(tmp_path / "plan" / plan["workers"][0]["selection"])
+    assert seen["timeout"] == 1234.0 and seen["continue_on_fail"] is expected

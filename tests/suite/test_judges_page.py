@@ -48,6 +48,9 @@ def test_page_names_the_judges(tmp_path):
     assert "- mockllm/model × pets_conflict: judged by mockllm/model; label coverage 1.00; SINGLE JUDGE, UNCHECKED" in md
     md = write_leaderboard([logs], tmp_path / "out", allow_incomplete=True, judge_gold=gold)["md"].read_text()
     assert "Judges of the model-graded scores" in md
+    head = next(line for line in md.splitlines() if line.startswith("| model | judges | label coverage"))
+    assert all(cell.strip() for cell in head.strip().strip("|").split("|")), head  # no nameless column
+    assert head.rstrip().endswith("| note |")
     lines = [line for line in md.splitlines() if line.startswith("| mockllm/model") and "judges" not in line
              and ("strict majority" in line or "unchecked" in line or "one judge" in line)]
     assert lines, md

@@ -142,7 +142,7 @@ def test_three_workers_one_killed_and_restarted(tmp_path, capsys):
     assert board["stats"]["duplicates_dropped"] == 0
     # workers ran from the plan folder, yet each cell names the commit of the code that ran (issue 44.6)
     from conflict_eval.report.provenance import cell
-    from conflict_eval.runs.source import source_info
+    from conflict_eval.records.source import source_info
 
     commits = {c for r in board["rows"] for c in cell(board["provenance"], r.model, r.task)["made"]["git_commit"]}
     src = source_info()

@@ -16,7 +16,8 @@ def test_a_quiet_running_log_is_flagged_as_inspect_ctl_flags_it():
     lines = {line.split()[-1]: line.split() for line in table.splitlines() if line.startswith("  ") and " m " in line}
     assert lines["quiet"][:3] == ["running", "1/4", "0"] and lines["busy"][:3] == ["running", "2/4", "0"]
     assert lines["closed"][:3] == ["partial", "3/4", "1"]  # a finished log is never "quiet"
-    assert "m x quiet: running, but its log has not changed for 12m -- its eval process may have stopped" in table
+    assert "m x quiet: running, but its log has not changed for 12 min " in table
+    assert " s -- its eval process may have stopped" in table
     assert "m x busy: running" not in table and "m x closed" not in table
     quiet = {r["label"]: r["quiet_s"] for r in status_json(rows)}
     assert quiet["quiet"] >= QUIET_SECONDS + 120 and quiet["busy"] is None and quiet["closed"] is None
