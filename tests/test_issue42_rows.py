@@ -34,10 +34,6 @@ def _by_question(replies: dict[str, str]):
     return reply
 
 
-def _answers(log) -> dict[str, str | None]:
-    return {s.metadata["question"][:20]: s.scores["choice_accuracy"].answer for s in log.samples}
-
-
 # ---------------------------------------------------------------- ConflictQA: a lead that names a later option
 
 
@@ -72,27 +68,36 @@ def test_control_rag_reads_a_dash_explanation_and_a_json_answer(shared_data):
 # ---------------------------------------------------------------- End-to-End, Comparative, CoT, GKP on KRE ECQA
 
 
-@pytest.mark.parametrize("method,replies,want", [
-    ("end_to_end", {"What do people call": "B</a>",
-                    "The dog was tuckered": "D</a>\n\nActually, wait — the evidence is about cats. <a>E</a>",
-                    "After the long hike": "E</a>", "The tired retriever": "E</a>",
-                    "How did Sam get": "<a>A</a> and <a>D</a>"},
-     ["B", "E", "E", "E", None]),  # two tags, no revision: ambiguous, counted
-    ("comparative", {"What do people call": "B", "The dog was tuckered": "E", "After the long hike": "E",
-                     "The tired retriever": "E",
-                     "How did Sam get": "The context gives (A), but a car is how people get to work.\n\n$$\\boxed{D}$$"},
-     ["B", "E", "E", "E", "D"]),
-    ("cot", {"What do people call": "x</t>\n# Answer: B", "The dog was tuckered": "x</t>\n**Answer:** E — walked",
-             "After the long hike": "x</t>\nMy answer: option E (walked)", "The tired retriever": "x</t><a>E</a>",
-             "How did Sam get": "x</t>\nI think it's D."},
-     ["B", "E", "E", "E", "D"]),
+@pytest.mark.parametrize("method,replies", [
+    # End-to-End's prompt ends inside <a> (prefilled): a revision before a later tag decides (row "End-to-End")
+    ("end_to_end", {"What do people call": ("B</a>", "B"),
+                    "The dog was tuckered": ("D</a>\n\nActually, wait — the evidence is about cats. <a>E</a>", "E"),
+                    "After the long hike": ("E</a>", "E"), "The tired retriever": ("E</a>", "E"),
+                    "How did Sam get": ("<a>A</a> and <a>D</a>", None)}),  # two tags, no revision: counted
+    # Comparative: the final \boxed{D}, not the context's "(A)" mentioned before it (row "Comparative")
+    ("comparative", {"What do people call": ("B", "B"), "The dog was tuckered": ("E", "E"),
+                     "After the long hike": ("E", "E"), "The tired retriever": ("E", "E"),
+                     "How did Sam get": ("The context gives (A), but a car is how people get to work.\n\n"
+                                         "$$\\boxed{D}$$", "D")}),
+    # CoT: the region after </t>, untagged, read by the shared reader (row "CoT, GKP")
+    ("cot", {"What do people call": ("x</t>\n# Answer: B", "B"),
+             "The dog was tuckered": ("x</t>\n**Answer:** E — walked", "E"),
+             "After the long hike": ("x</t>\nMy answer: option E (walked)", "E"),
+             "The tired retriever": ("x</t><a>E</a>", "E"), "How did Sam get": ("x</t>\nI think it's D.", "D")}),
 ])
-def test_methods_read_their_answer_region_with_the_shared_reader(method, replies, want, log_dir):
+def test_methods_read_their_answer_region_with_the_shared_reader(method, replies, log_dir):
     [log] = inspect_eval("conflict_eval/run", task_args={"method": method, "dataset": "kre_ecqa", "path": KRE},
-                         model=scripted_model(_by_question(replies)), log_dir=log_dir, display="none")
+                         model=scripted_model(_by_question({q: r for q, (r, _) in replies.items()})),
+                         log_dir=log_dir, display="none")
     assert log.status == "success", log.error
-    answers = [s.scores["choice_accuracy"].answer for s in log.samples]
-    assert sorted(answers, key=str) == sorted(want, key=str) and len(answers) == 5
+    got = {q: s.scores["choice_accuracy"].answer for s in log.samples
+           for q in replies if s.metadata["question"].startswith(q)}
+    assert got == {q: want for q, (_, want) in replies.items()}
+    m = _overall(log)
+    # by hand: golds B, E, E, E, D; every letter read is the gold one, so accuracy = letters read / 5 and the
+    # unread reply (End-to-End's two tags) is the one parse failure
+    read = sum(want is not None for _, want in replies.values())
+    assert (m["accuracy"], m["parse_failure"], m["misled"]) == (read / 5, (5 - read) / 5, 0.0)
 
 
 def test_gkp_reads_an_untagged_answer_after_the_thought(log_dir):
@@ -107,59 +112,94 @@ def test_gkp_reads_an_untagged_answer_after_the_thought(log_dir):
     assert log.samples[0].scores["choice_accuracy"].answer == "D"
 
 
-# ---------------------------------------------------------------- pure readers (the rest of the table)
+# ---------------------------------------------------------------- letters, common chat forms (ConflictQA)
+
+CONFLICTQA_ROWS = [FIXTURES / "conflictqa" / "mini.jsonl", FIXTURES / "conflictqa" / "gluons_handwritten.jsonl"]
+"""Two real StrategyQA rows (the third of mini.jsonl has one text for both answers: skipped) and the
+hand-written gluons row, x 4 settings; option order memory_first: A memory, B counter, C uncertain."""
+CHAT_FORMS = [  # per row, per setting: (reply, the class it means)
+    {"memory_only": ("I think it's A.", "memory"), "counter_memory": ("Probably B.", "counter"),
+     "both_memory_first": ("It's A.", "memory"), "both_counter_first": ('{"answer": "B"}', "counter")},
+    {"memory_only": ("**Answer — A**", "memory"),
+     "counter_memory": ("| step | choice |\n| --- | --- |\n| evidence | A |\n| final | B |", "counter"),
+     "both_memory_first": ("\\boxed{B}", "counter"), "both_counter_first": ("My best guess is A.", "memory")},
+    # no single option: counted failures, never a pick; a hedge naming one option is that option
+    {"memory_only": ("A or B", "parse_failure"), "counter_memory": ("I think it's A or B.", "parse_failure"),
+     "both_memory_first": ("<a>A</a> <a>B</a>", "parse_failure"), "both_counter_first": ("I think it's C.", "uncertain")},
+]
 
 
-@pytest.mark.parametrize("reply,letter", [
-    ("I think it's B.", "B"), ("Probably B.", "B"), ("It's B.", "B"), ('{"answer": "B"}', "B"),
-    ("**Answer — A**", "A"), ("| step | choice |\n| --- | --- |\n| evidence | A |\n| final | B |", "B"),
-    ("\\boxed{B}", "B"), ("My best guess is B.", "B"),
-    ("A or B", None), ("I think it's A or B.", None), ("<a>A</a> <a>B</a>", None),
-])
-def test_letters_in_common_chat_forms(reply, letter):
-    from conflict_eval.answers import parse_choice
+def _conflictqa_reply(rows: list[dict], replies: list[dict[str, tuple[str, str]]]):
+    """The reply to a ConflictQA prompt, found by its question and the evidence it shows."""
+    def reply(prompt):
+        [i] = [i for i, r in enumerate(rows) if f"Question: {r['question']}\n" in prompt]
+        row = rows[i]
+        if f"Information: {row['counter_memory']}\n\n" in prompt:
+            setting = "counter_memory"
+        elif f"Information: {row['parametric_memory']}\n\n" in prompt:
+            setting = "memory_only"
+        elif f"Information: \n1. {row['parametric_memory']}\n2." in prompt:
+            setting = "both_memory_first"
+        else:
+            setting = "both_counter_first"
+        return replies[i][setting][0]
 
-    got = parse_choice(reply, "ABCD")
-    assert got.letter == letter and (got.ok or got.reason)
-
-
-@pytest.mark.parametrize("answer,option", [
-    ("rest or falling asleep", None), ("bus depot or bridge", None),
-    ("bus depot (or possibly a train station)", "bus depot"), ("moving forward (the first option)", "moving forward"),
-])
-def test_option_matching_never_picks_from_a_hedge(answer, option):
-    from conflict_eval.scorers.user_needs.normalize import option_match
-
-    options = ["rest", "falling asleep", "bus depot", "bridge", "train station", "moving forward", "going back"]
-    got = option_match(answer, options)
-    assert got.option == option and (got.matched or got.reason)
+    return reply
 
 
-def test_conflict_exposure_empty_list_then_a_note_is_no_conflicts():
-    from conflict_eval.plugins.conflict_exposure.parse import parse_triplets, says_no_conflicts
+def test_conflictqa_reads_letters_in_common_chat_forms_and_counts_hedges_across_options(log_dir, tmp_path):
+    rows = [json.loads(line) for path in CONFLICTQA_ROWS for line in path.read_text(encoding="utf-8").splitlines()]
+    rows = [r for r in rows if r["memory_answer"] != r["counter_answer"]]
+    path = tmp_path / "conflictqa_rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    [log] = inspect_eval("conflict_eval/run",
+                         task_args={"method": "conflictqa_mc", "dataset": "conflictqa", "path": str(path)},
+                         model=scripted_model(_conflictqa_reply(rows, CHAT_FORMS)), log_dir=log_dir, display="none")
+    assert log.status == "success", log.error
+    assert len(log.samples) == 12
+    for s in log.samples:
+        [i] = [i for i, r in enumerate(rows) if r["question"] == s.metadata["question"]]
+        reply, meant = CHAT_FORMS[i][s.metadata["setting"]]
+        assert s.scores["memorization_ratio"].metadata["class"] == meant, (reply, s.scores["memorization_ratio"])
+    m = {k: v.value for k, v in log.results.scores[0].metrics.items()}
+    # by hand: memory 4 (A), counter 4 (B), uncertain 1 (C), parse failures 3, refusals 0 of n = 12;
+    # M_R = f_m / (f_m + f_c) = 4 / 8
+    assert m["memorization_ratio"] == pytest.approx(0.5)
+    assert (m["memory_rate"], m["counter_rate"], m["uncertain_rate"], m["refusal_rate"], m["parse_failure_rate"]) \
+        == pytest.approx((4 / 12, 4 / 12, 1 / 12, 0.0, 3 / 12))
 
-    reply = "[]\n\nNote: (Cathedral, founded in, 1856) appears in two documents and they agree."
-    assert says_no_conflicts(reply, parse_triplets(reply, relations=["founded in"]))
-    reply = "[]\n\nNote: (Cathedral, founded in, 1856) conflicts with (Cathedral, founded in, 1900)."
-    assert not says_no_conflicts(reply, parse_triplets(reply, relations=["founded in"]))
+
+# ---------------------------------------------------------------- refusals (a choice task that records them)
 
 
-def test_conflictscore_label_and_microact_assert_follow_a_revision():
-    from conflict_eval.plugins.microact.parse import parse_assert
-    from conflict_eval.scorers.conflictscore.parse import parse_label
-
-    label = parse_label('{"answer": "SUPPORTS"}\n\nActually, the document says the opposite, so the correct label is '
-                        "CONTRADICTS")
-    assert label.label == "CONTRADICTS"
-    verdict = parse_assert("<c>0</c> ... actually, on reflection the dates differ. Final: <c>1</c> <p>0.85</p>")
-    assert (verdict.conflict, verdict.confidence) == (1, 0.85)
-    assert parse_assert("<c>0</c> <c>1</c>").error  # no revision: several verdicts, counted
+def _corpus_refusals() -> list[str]:
+    shapes = Path(__file__).resolve().parent / "data" / "reply_corpus" / "shapes.jsonl"
+    rows = [json.loads(line) for line in shapes.read_text(encoding="utf-8").splitlines()]
+    return [r["reply"] for r in rows if r["id"].startswith("shape/refusal/")]
 
 
-def test_a_triplet_split_the_vocabulary_cannot_decide_is_a_counted_failure():
-    from conflict_eval.plugins.conflict_exposure.parse import parse_triplets
+def test_every_refusal_phrasing_is_recorded_as_a_refusal_through_a_choice_task(shared_data, log_dir):
+    """The corpus's refusal and "cannot determine" phrasings (issue 42, Deliver 4; the table's 16 and more),
+    each the reply to one real KRE ECQA item asked with ConflictQA's prompt, scored by ``choice_accuracy``."""
+    refusals = _corpus_refusals()
+    assert len(refusals) >= 40
+    path = shared_data / "kre_ecqa" / "sample.jsonl"
+    questions = [json.loads(line)["question"] for line in path.read_text(encoding="utf-8").splitlines()]
+    questions = questions[:len(refusals)]
+    assert len(set(questions)) == len(refusals)
 
-    meant = parse_triplets("[(Paimen, piika ja emäntä, written by, Auni Nuolivaara)]")
-    assert meant.triplets == [("Paimen, piika ja emäntä", "written by", "Auni Nuolivaara")]
-    unsure = parse_triplets("[(Paimen, piika ja emäntä, kirjoittaja, Auni Nuolivaara)]")
-    assert unsure.triplets == [] and unsure.rejected[0].startswith("ambiguous split")
+    def reply(prompt):
+        [i] = [i for i, q in enumerate(questions) if f"Question: {q}\n" in prompt]
+        return refusals[i]
+
+    [log] = inspect_eval("conflict_eval/run",
+                         task_args={"method": "conflictqa_mc", "dataset": "kre_ecqa", "path": str(path),
+                                    "scorer": "choice_accuracy"},
+                         model=scripted_model(reply), limit=len(refusals), log_dir=log_dir, display="none")
+    assert log.status == "success", log.error
+    assert len(log.samples) == len(refusals)
+    missed = [s.output.completion for s in log.samples if s.scores["choice_accuracy"].value["refusal"] != 1]
+    assert not missed, missed
+    m = _overall(log)
+    # by hand: every reply refuses -> refusal 1.0, no parse failure, no answer (accuracy 0, misled 0)
+    assert (m["refusal"], m["parse_failure"], m["accuracy"], m["misled"]) == (1.0, 0.0, 0.0, 0.0)
