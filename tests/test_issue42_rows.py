@@ -203,3 +203,39 @@ def test_every_refusal_phrasing_is_recorded_as_a_refusal_through_a_choice_task(s
     m = _overall(log)
     # by hand: every reply refuses -> refusal 1.0, no parse failure, no answer (accuracy 0, misled 0)
     assert (m["refusal"], m["parse_failure"], m["accuracy"], m["misled"]) == (1.0, 0.0, 0.0, 0.0)
+
+
+# ---------------------------------------------------------------- user needs, KRE option matching
+
+OPTION_ROWS = str(FIXTURES / "kre" / "option_hedges_handwritten.json")
+OPTION_REPLIES = {  # question start -> (the <output> answer, the option it names: None = no single option)
+    "If a person were going to bed": ("rest or falling asleep", None),
+    "There was more than one bum": ("bus depot or bridge", None),
+    "Where would you wait for a long-distance coach": ("bus depot (or possibly a train station)", "bus depot"),
+    "What is a car doing": ("moving forward (the first option)", "moving forward"),
+}
+
+
+def test_user_needs_option_matching_never_picks_from_a_hedge_and_drops_a_gloss(log_dir):
+    def reply(prompt):
+        [answer] = [a for q, (a, _) in OPTION_REPLIES.items() if q in prompt]
+        return f"<output>{answer}</output>"
+
+    [log] = inspect_eval("conflict_eval/user_needs",
+                         task_args={"dataset": "user_needs_kre_ecqa", "path": OPTION_ROWS, "setting": "matching",
+                                    "n_contexts": "1"},
+                         model=scripted_model(reply), log_dir=log_dir, display="none")
+    assert log.status == "success", log.error
+    assert len(log.samples) == 4 * 3  # 4 questions x 3 user needs, matching setting, one context
+    for s in log.samples:
+        [option] = [o for q, (_, o) in OPTION_REPLIES.items() if s.metadata["question"].startswith(q)]
+        score = s.scores["user_need_accuracy"]
+        assert score.metadata.get("matched_option") == option, score.explanation
+        # matching setting: every user need expects the original (gold) answer (Figure 2), here the named option;
+        # a hedge across two options is wrong and counted unmatched, never scored as either option
+        assert score.value == {"correct": int(option is not None), "refusal": 0, "near_refusal": 0,
+                               "parse_failure": 0, "unmatched": int(option is None)}
+    by_name = {sc.name: sc for sc in log.results.scores}
+    # by hand: 2 of 4 questions name their gold option, in all 3 cells each -> 6/12 correct, 6/12 unmatched
+    assert by_name["correct"].metrics["accuracy"].value == 0.5
+    assert by_name["unmatched"].metrics["mean"].value == 0.5
