@@ -239,3 +239,90 @@ def test_user_needs_option_matching_never_picks_from_a_hedge_and_drops_a_gloss(l
     # by hand: 2 of 4 questions name their gold option, in all 3 cells each -> 6/12 correct, 6/12 unmatched
     assert by_name["correct"].metrics["accuracy"].value == 0.5
     assert by_name["unmatched"].metrics["mean"].value == 0.5
+
+
+# ---------------------------------------------------------------- ConflictScore label: a revision after the JSON
+
+REVISED = ('{"answer": "SUPPORTS"}\n\nActually, on reflection the document names the Dallas Cowboys, not the '
+           "Steelers, so the correct label is CONTRADICTS")
+
+
+def test_conflictscore_report_reads_a_label_revised_after_its_json(shared_data, log_dir):
+    from conflict_eval.tasks.conflictscore_report.task import conflictscore_report
+
+    def judge(prompt):
+        if prompt.startswith("Instruction: Break down"):
+            return "Claims: " + prompt.split("Report: ")[1].split("\n\nPlease identify")[0]
+        doc = prompt.split("Document to evaluate against")[1].split("\n\nOutput format")[0]
+        if "Dallas Cowboys" in doc:
+            return REVISED  # meant: CONTRADICTS
+        return '{"answer": "%s"}' % ("SUPPORTS" if "Steelers" in doc else "IRRELEVANT")
+
+    task = conflictscore_report(path=str(shared_data / "macnoise_fewshot" / "sample.jsonl"), strategies="rag")
+    [log] = inspect_eval(task, model=scripted_model(lambda p: "The Steelers have won six Super Bowls."),
+                         model_roles={"grader": scripted_model(judge)}, limit=1, log_dir=log_dir, display="none")
+    assert log.status == "success", log.error
+    [sample] = log.samples
+    score = sample.scores["conflictscore"]
+    # Super Bowl documents at pert_lbls_50: 1 names the Steelers, 3 the Steelers and the Dallas Cowboys,
+    # 4 the Dallas Cowboys; the one claim: D+ = {1}, D- = {3, 4} (both revised to CONTRADICTS)
+    assert score.metadata["label_matrix"] == [["SUPPORTS", "IRRELEVANT", "CONTRADICTS", "CONTRADICTS", "IRRELEVANT"]]
+    # by hand: CS-C = 1 (the claim has a contradicting document), CS-R = |D-| / (|D+| + |D-|) = 2/3
+    # (read as SUPPORTS, D- would be empty: CS-C 0, CS-R 0)
+    assert score.value["cs_c"] == 1.0 and score.value["cs_r"] == pytest.approx(2 / 3)
+
+
+# ---------------------------------------------------------------- Micro-Act assert helper: a revised verdict
+
+LONG = " ".join(["word"] * 41)  # over complex_words=40: a conflict on it forces a decompose (Algorithm 1, lines 8-10)
+
+
+def _microact_model(assert_reply: str):
+    """Micro-Act on the first demo item, no warm start: turn 1 asserts on a long statement, turn 2 terminates;
+    helper prompts answered by kind (as tests/microact/test_microact_solver.py scripts them)."""
+    main = iter([f'**Thought:** compare.\n**Action:** <f>assert(state_left="{LONG}", state_right="Paris")</f>',
+                 "**Thought:** done.\n**Action:** <f>terminate()</f>"])
+    kinds = []
+
+    def reply(prompt):
+        for prefix, kind, text in (("Evaluate whether", "assert", assert_reply),
+                                   ("Break down", "decompose", "1. Where is the tower?\n2. Which country?")):
+            if prompt.startswith(prefix):
+                kinds.append(kind)
+                return text
+        if "The session is over" in prompt:
+            kinds.append("final")
+            return "A</a>"
+        kinds.append("main")
+        return next(main)
+
+    model = scripted_model(reply)
+    model.kinds = kinds
+    return model
+
+
+@pytest.mark.parametrize("assert_reply, verdict, confidence", [
+    ("<c>0</c>… actually, on reflection the two statements name different cities. Final: <c>1</c> <p>0.85</p>",
+     1, "0.85"),
+    ("<c>0</c> <c>1</c>", None, None),  # two verdicts, no revision: unread and counted, never a pick
+])
+def test_microact_reads_the_assert_verdict_after_a_revision(assert_reply, verdict, confidence, log_dir):
+    model = _microact_model(assert_reply)
+    [log] = inspect_eval("conflict_eval/microact", task_args={"dataset": "demo", "warm_start": False},
+                         model=model, limit=1, log_dir=log_dir, display="none")
+    assert log.status == "success", log.error
+    [sample] = log.samples
+    store = {k.split(":", 1)[1]: v for k, v in sample.store.items() if k.startswith("MicroActStore:")}
+    turn2 = [i for i, kind in enumerate(model.kinds) if kind == "main"][1]
+    observation = model.script.calls[turn2][-1].text  # what turn 2 was shown
+    assert store["turns"][0]["conflict"] == verdict
+    if verdict is None:
+        assert "The conflict check could not be read (several verdicts" in observation
+        assert store["helper_parse_failures"] == 1 and model.kinds == ["main", "assert", "main", "final"]
+    else:
+        # the revised verdict and its confidence are shown, and the conflict on the 41-word statement
+        # forces the decompose that a verdict of 0 (or an unread one) would not
+        assert f"Conflict: 1 (1 = the two statements conflict, 0 = they do not). Confidence: {confidence}." \
+            in observation
+        assert store["helper_parse_failures"] == 0 and store["forced_decompose_count"] == 1
+        assert model.kinds == ["main", "assert", "decompose", "main", "final"]
