@@ -58,13 +58,16 @@ SECOND = REPO.parent / "shared" / "replies-2026-11-26"
 """The second set of real replies (issue 42, Deliver 6): ``labelled.jsonl`` there, read in place."""
 RELABELS = CORPUS / "second_relabels.jsonl"
 """Rows of the second set we read differently from its label: ``id``, ``meaning``, ``why``."""
+ADDED = CORPUS / "second_added.jsonl"
+"""Rows of the second set its ``labelled.jsonl`` leaves out (AtomR's), labelled by us; replies read in place."""
 RESULTS = REPO / "benchmarks" / "results"
 FILES = {"real": "real.jsonl", "shapes": "shapes.jsonl"}
 CORPORA = ("real", "shapes", "second")
 OUTCOMES = ("meant", "misread", "refused", "crashed")
 
 MEANING_KEYS = ("label", "labels", "claims", "choice", "questions", "triplets", "no_conflicts", "yes_no", "span",
-                "answer", "strict_em", "refusal", "unreadable", "free_text", "answers", "action", "conflict", "n_steps")
+                "answer", "strict_em", "refusal", "unreadable", "free_text", "answers", "action", "conflict", "n_steps",
+                "plan")
 
 
 # --------------------------------------------------------------------------
@@ -85,10 +88,10 @@ def load_second(folder: Path = SECOND) -> list[dict]:
             relabels[row["id"]] = row
     path = folder / "labelled.jsonl"
     rows = []
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
+    for file in (path, ADDED):
+        for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
             row = json.loads(line)
-            where = f"{path.name} line {n} ({row.get('id')!r})"
+            where = f"{file.name} line {n} ({row.get('id')!r})"
             group, run, name = str(row.get("id", "")).split("/")
             source = folder / group / run / "replies" / f"{name}.txt"
             if not source.is_file():
@@ -97,6 +100,7 @@ def load_second(folder: Path = SECOND) -> list[dict]:
                 raise ValueError(f"{where}: field 'meaning' must be an object with one of {', '.join(MEANING_KEYS)}")
             if row["id"] in relabels:
                 row["relabelled"], row["meaning"] = row["meaning"], relabels[row["id"]]["meaning"]
+            row.setdefault("reply", source.read_text(encoding="utf-8"))  # our labels (ADDED) keep no reply inline
             row["source"], row["corpus"] = str(source.relative_to(folder)), "second"
             rows.append(row)
     unknown = set(relabels) - {r["id"] for r in rows}
@@ -184,7 +188,7 @@ def expected(meaning: dict) -> Any:
         return NO_CONFLICTS
     if "triplets" in meaning:
         return _triplet_set(meaning["triplets"])
-    for key in ("label", "labels", "claims", "choice", "questions", "yes_no", "span", "strict_em"):
+    for key in ("label", "labels", "claims", "choice", "questions", "yes_no", "span", "strict_em", "plan"):
         if key in meaning:
             return norm(meaning[key])
     if "answer" in meaning:
@@ -471,6 +475,14 @@ def read_steps(row: dict) -> Reading:
     return Reading("value", len(steps)) if steps else Reading("failure", reason="no steps")
 
 
+def read_atomr(row: dict) -> Reading:
+    from conflict_eval.plugins.atomr.chain import recorded
+
+    status, value, reason = recorded(row["reply"], row["kind"].removeprefix("x.atomr_"))
+    return Reading(status, None if value is None else norm(value) if row["kind"] == "x.atomr_plan" else
+                   sorted(norm(value)), reason)
+
+
 @dataclass(frozen=True)
 class Reader:
     name: str
@@ -519,6 +531,8 @@ READERS: list[Reader] = [
     Reader("microact.parse_turn", ("x.microact_turn",), read_turn),
     Reader("microact.parse_assert", ("x.microact_assert",), read_assert),
     Reader("microact.parse_steps", ("x.microact_steps",), read_steps),
+    Reader("atomr.parse_tree (planner)", ("x.atomr_plan",), read_atomr),
+    Reader("atomr.parse_answer (node answers)", ("x.atomr_answer",), read_atomr, knows_refusal=True),
 ]
 """Each prompt kind's readers. Kinds without one are free text (a report, a
 passage, a poisoned document): counted in the corpus, read by nothing."""
