@@ -615,6 +615,8 @@ def rewritten(reader: Reader, rows: list[dict]) -> list[tuple[str, str, dict]]:
         if not {"refusal", "unreadable"} & set(reader.meaning(row)) and expected(reader.meaning(row)) not in (None, 0):
             for name, f in rw.GENERIC_CHANGING.items():
                 out.append(("changing", name, dict(row, reply=f(row["reply"]))))
+        for family, table in rw.BY_KIND.get(row["kind"], {}).items():
+            out += [(family, name, dict(row, reply=f(row["reply"]))) for name, f in table.items()]
     if not reader.knows_refusal and reader.name != "parse_choice" and not any(k in CHOICE_KINDS + tuple(PROMPT_TAILS)
                                                                              for k in reader.kinds):
         return out

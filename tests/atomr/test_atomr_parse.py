@@ -263,6 +263,9 @@ FINAL = 'So the answer is: (1) Paraphrase Answer: They are A and B; (2) Answer L
     ("Paraphrase Answer: Bob won\nmore text", ["Bob won"], "Bob won"),
     ("So the answer is: (1) Paraphrase Answer: Bob won; (2) Answer List: []", ["Bob won"], "Bob won"),
     ("Answer List: [{{1}: 2}]", ["{{1}: 2}"], ""),
+    # a list printed one item a line (issue 42 rewrites): was ["A"] (the quote closed only before "," or "]")
+    ('So the answer is: (1) Paraphrase Answer: A and B; (2) Answer List: [\n  "A",\n  "B"\n]', ["A", "B"], "A and B"),
+    ('So the answer is: (1) Paraphrase Answer: It is Bob; (2) Answer List: [\r\n\t"Bob"\r\n]', ["Bob"], "It is Bob"),
 ])
 def test_answer_shapes(reply, answers, paraphrase):
     a = parse_answer(reply)

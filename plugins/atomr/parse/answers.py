@@ -56,7 +56,7 @@ def _parse_list(text: str) -> tuple[list[str], bool]:
                 continue
             if ch in _OPEN_QUOTES.get(quote, quote):
                 k = i + 1
-                while k < n and text[k] == " ":
+                while k < n and text[k] in " \t\r\n":  # a list printed one item a line closes on the next line
                     k += 1
                 if k >= n or text[k] in ",]":
                     quote = None
