@@ -154,8 +154,8 @@ ATOMR_ANSWER_CHANGING: dict[str, Callable[[str], str]] = {
 }
 
 ATOMR_PLAN_PRESERVING: dict[str, Callable[[str], str]] = {
-    "fenced JSON": lambda r: f"```json\n{_unfenced(r)}\n```",
-    "unfenced JSON": _unfenced,
+    "tree in a json fence": lambda r: f"```json\n{_unfenced(r)}\n```",
+    "tree without its fence": _unfenced,
     "a preamble line": lambda r: "Here is the decomposition tree:\n\n" + r,
 }
 
