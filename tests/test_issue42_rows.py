@@ -178,11 +178,12 @@ def _corpus_refusals() -> list[str]:
     return [r["reply"] for r in rows if r["id"].startswith("shape/refusal/")]
 
 
-def test_every_refusal_phrasing_is_recorded_as_a_refusal_through_a_choice_task(shared_data, log_dir):
-    """The corpus's refusal and "cannot determine" phrasings (issue 42, Deliver 4; the table's 16 and more),
-    each the reply to one real KRE ECQA item asked with ConflictQA's prompt, scored by ``choice_accuracy``."""
+def test_refusal_phrasings_are_recorded_as_refusals_through_a_choice_task(shared_data, log_dir):
+    """Refusal and "cannot determine" phrasings of the corpus (issue 42, Deliver 4), each the reply to one real
+    KRE ECQA item asked with ConflictQA's prompt, scored by ``choice_accuracy``."""
     refusals = _corpus_refusals()
-    assert len(refusals) >= 40
+    assert len(refusals) >= 40  # every one is recognised by find_refusal (tests/test_reply_corpus.py)
+    refusals = refusals[::3]  # 17 of them through the task, in each voice (the table's row counts 16)
     path = shared_data / "kre_ecqa" / "sample.jsonl"
     questions = [json.loads(line)["question"] for line in path.read_text(encoding="utf-8").splitlines()]
     questions = questions[:len(refusals)]

@@ -62,23 +62,19 @@ def test_an_empty_list_then_a_note_is_no_conflicts_unless_the_note_names_one(det
 PAIMEN = ("Paimen, piika ja emäntä", "written by", "Auni Nuolivaara")
 
 
-@pytest.mark.parametrize("item, read", [
-    # two lower-case elements, one worded as a relation ("written by"): the split the writer meant
-    ("(Paimen, piika ja emäntä, written by, Auni Nuolivaara)", PAIMEN),
-    # two lower-case elements, neither decided by the relation vocabulary: rejected and counted, never a guess
-    ("(Paimen, piika ja emäntä, kirjoittaja, Auni Nuolivaara)", None),
-])
-def test_a_triplet_split_is_the_meant_one_or_a_counted_rejection(item, read, small_kb, log_dir):
-    sample, store = _run(_model(f"[{item}]", "[]"), small_kb, log_dir)
+def test_a_triplet_split_is_the_meant_one_or_a_counted_rejection(small_kb, log_dir):
+    extract = ("[(Paimen, piika ja emäntä, written by, Auni Nuolivaara), "
+               "(Paimen, piika ja emäntä, kirjoittaja, Auni Nuolivaara)]")
+    sample, store = _run(_model(extract, "[]"), small_kb, log_dir)
     n_docs = len(store.triplets)
     assert n_docs > 0
     for doc_id, triplets in store.triplets.items():
-        assert triplets == ([list(read)] if read else [])
-        assert store.recovered_items.get(doc_id, []) == ([list(read)] if read else [])
-        if read is None:
-            assert store.rejected_items[doc_id][0].startswith("ambiguous split, relation one of "
-                                                              "['piika ja emäntä', 'kirjoittaja']")
-    # by hand: one item per document, recovered (4 elements split around "written by") or rejected
+        # two lower-case elements, one worded as a relation ("written by"): the split the writer meant ...
+        assert triplets == store.recovered_items[doc_id] == [list(PAIMEN)]
+        # ... neither decided by the relation vocabulary ("kirjoittaja"): rejected and counted, never a guess
+        assert store.rejected_items[doc_id] == ["ambiguous split, relation one of ['piika ja emäntä', 'kirjoittaja'] "
+                                                "among 4 elements: (Paimen, piika ja emäntä, kirjoittaja, Auni "
+                                                "Nuolivaara)"]
+    # by hand: two items per document, one recovered (split around "written by"), one rejected
     value = sample.scores["triplet_parsing"].value
-    assert (value["items"], value["recovered"], value["rejected"]) == \
-        (n_docs, n_docs if read else 0, 0 if read else n_docs)
+    assert (value["items"], value["recovered"], value["rejected"]) == (2 * n_docs, n_docs, n_docs)
