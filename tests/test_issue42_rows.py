@@ -1,6 +1,8 @@
 """Issue 42's table, row by row: each reply sent by a scripted model through
-the task named in its row (or, for a pure reader, given to it directly) is
-recorded as meant; where the row says "no single option", a counted failure.
+the task named in its row is recorded as meant; where the row says "no single
+option", a counted failure. The Conflict Exposure rows (detection, triplets)
+are in ``tests/conflict_exposure/test_issue42_rows.py`` (they need its KB
+fixture), MADAM-RAG's empty agent reply in ``tests/madam_rag/test_madam_rag_task.py``.
 
 Golden values are worked out by hand from the metrics' definitions (comments
 beside each assertion).
