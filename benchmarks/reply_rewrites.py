@@ -149,7 +149,8 @@ ATOMR_ANSWER_PRESERVING: dict[str, Callable[[str], str]] = {
 
 ATOMR_ANSWER_CHANGING: dict[str, Callable[[str], str]] = {
     "another entity": lambda r: _with_list(r, '["Nobody In Particular"]'),
-    "'Unknown'": lambda r: r[:r.rindex(_ANSWER_LINE)] + f"{_ANSWER_LINE} (1) Paraphrase Answer: Unknown; (2) {_LIST} []",
+    "'Unknown'": lambda r: r[:r.rindex(_ANSWER_LINE)] + f"{_ANSWER_LINE} (1) Paraphrase Answer: Unknown; "
+                           f"(2) {_LIST} []",
     "a hedge across two answers": lambda r: _with_list(r, '["either of them or Nobody In Particular"]'),
 }
 

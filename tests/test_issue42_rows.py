@@ -127,7 +127,8 @@ CHAT_FORMS = [  # per row, per setting: (reply, the class it means)
      "both_memory_first": ("\\boxed{B}", "counter"), "both_counter_first": ("My best guess is A.", "memory")},
     # no single option: counted failures, never a pick; a hedge naming one option is that option
     {"memory_only": ("A or B", "parse_failure"), "counter_memory": ("I think it's A or B.", "parse_failure"),
-     "both_memory_first": ("<a>A</a> <a>B</a>", "parse_failure"), "both_counter_first": ("I think it's C.", "uncertain")},
+     "both_memory_first": ("<a>A</a> <a>B</a>", "parse_failure"),
+     "both_counter_first": ("I think it's C.", "uncertain")},
 ]
 
 

@@ -30,7 +30,8 @@ def _model(extract: str, detect: str):
 
 def _run(model, small_kb, log_dir):
     """One question, top-k documents only (``expansion=none``: the rows are about extraction and detection)."""
-    [log] = inspect_eval("conflict_eval/conflict_exposure", task_args={"path": str(small_kb), "retriever": "bm25", "expansion": "none"},
+    [log] = inspect_eval("conflict_eval/conflict_exposure",
+                         task_args={"path": str(small_kb), "retriever": "bm25", "expansion": "none"},
                          model=model, limit=1, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     [sample] = log.samples
