@@ -117,6 +117,9 @@ _PROMPT_EXAMPLE = ('As in the example "So the answer is: (1) Paraphrase Answer: 
                    'List: [\"Justin Foley\"]", here:\n\n')
 
 
+_OTHER_LINE = f'{_ANSWER_LINE} (1) Paraphrase Answer: Nobody In Particular; (2) {_LIST} ["Nobody In Particular"]'
+
+
 def _answer_list(reply: str) -> tuple[int, int]:
     """Where the final Answer List's ``[...]`` is (start, end past ``]``)."""
     start = reply.index("[", reply.rindex(_LIST))
@@ -145,6 +148,8 @@ ATOMR_ANSWER_PRESERVING: dict[str, Callable[[str], str]] = {
                                                                 ensure_ascii=False)),
     "the prompt's example answer quoted first": lambda r: _PROMPT_EXAMPLE + r,
     "the same list restated": lambda r: r.rstrip() + f"\n\nTo restate, the {_LIST} {r[slice(*_answer_list(r))]}",
+    "a self-correction ending on the meant answer line": lambda r: r[:r.rindex(_ANSWER_LINE)] + _OTHER_LINE
+    + "\n\nActually, on second thought, that is wrong: I misread the paragraph.\n\n" + r[r.rindex(_ANSWER_LINE):],
 }
 
 ATOMR_ANSWER_CHANGING: dict[str, Callable[[str], str]] = {
@@ -152,6 +157,8 @@ ATOMR_ANSWER_CHANGING: dict[str, Callable[[str], str]] = {
     "'Unknown'": lambda r: r[:r.rindex(_ANSWER_LINE)] + f"{_ANSWER_LINE} (1) Paraphrase Answer: Unknown; "
                            f"(2) {_LIST} []",
     "a hedge across two answers": lambda r: _with_list(r, '["either of them or Nobody In Particular"]'),
+    "a revision away to another answer line": lambda r: r.rstrip() + "\n\nWait, on second thought, I revise that.\n\n"
+    + _OTHER_LINE,
 }
 
 ATOMR_PLAN_PRESERVING: dict[str, Callable[[str], str]] = {
