@@ -11,7 +11,7 @@ import re
 from inspect_ai import eval as inspect_eval
 
 from conflict_eval.plugins.atomr.chain import recorded
-from conflict_eval.testing import scripted_model
+from conflict_eval.testing import CHEAP_EVAL, scripted_model
 
 RUN = "replies-2026-11-26/beyond/r5_atomr"
 PLAN = "120557-a3f70d"  # the North Star planner reply
@@ -46,7 +46,7 @@ def test_the_chain_reads_what_atomr_records_from_real_replies(shared_data, requi
     path = tmp_path / "musique.jsonl"
     path.write_text(json.dumps(RECORD) + "\n", encoding="utf-8")
     [log] = inspect_eval("conflict_eval/atomr", task_args={"dataset": "musique", "path": str(path)},
-                         model=scripted_model(reply), log_dir=log_dir, display="none")
+                         model=scripted_model(reply), log_dir=log_dir, **CHEAP_EVAL)
     assert log.status == "success", log.error
     [sample] = log.samples
     store = {k.split(":", 1)[1]: v for k, v in sample.store.items() if k.startswith("AtomRStore:")}

@@ -227,7 +227,7 @@ def parse_answer(reply: str) -> Answer:
     True
     >>> parse_answer('Answer List: ["Bob"] ... So the answer is: (1) Paraphrase Answer: Al; (2) Answer List: ["Al"]').error[:9]
     'ambiguous'
-    >>> parse_answer('Answer List: ["Bob"] Wait, no. So the answer is: (1) Paraphrase Answer: Al; (2) Answer List: ["Al"]').text
+    >>> parse_answer('Answer List: ["Bob"] Wait, no. Paraphrase Answer: Al; (2) Answer List: ["Al"]').text
     'Al'
     """
     if not isinstance(reply, str):
