@@ -29,6 +29,10 @@ from .test_choice_rows import control_rag_task
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 KRE = str(FIXTURES / "kre" / "comparative_shapes_handwritten.json")  # golds B, E, E, E, D (5 options)
 
+pytestmark = pytest.mark.xdist_group("issue42_rows")
+"""Under ``pytest -n N --dist loadgroup`` one worker runs the whole module, so its one eval runs once; under
+``--dist load`` every worker given one of its tests runs that eval."""
+
 
 def _overall(log) -> dict[str, float]:
     return {sc.name: next(iter(sc.metrics.values())).value for sc in log.results.scores}

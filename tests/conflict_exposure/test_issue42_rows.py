@@ -19,6 +19,10 @@ from conflict_eval.plugins.conflict_exposure.prompts import CONFLICT_ANNOTATION,
 from conflict_eval.scorers.conflict_exposure.store import ConflictExposureStore
 from conflict_eval.testing import CHEAP_EVAL, scripted_model
 
+pytestmark = pytest.mark.xdist_group("issue42_conflict_exposure_rows")
+"""Under ``pytest -n N --dist loadgroup`` one worker runs the whole module, so its one eval runs once; under
+``--dist load`` every worker given one of its tests runs that eval."""
+
 AGREEING = "[]\n\nNote: (series, is, Animorphs) appears in several documents and they agree."
 CONFLICTING = "[]\n\nNote: (series, is, Animorphs) conflicts with (series, is, Goosebumps)."
 CONFLICT_WORDS = CONFLICT_ANNOTATION.split("{conflicts}")[0]  # "... contains knowledge that conflicts with ..."
