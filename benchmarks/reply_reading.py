@@ -62,13 +62,16 @@ SECOND = REPO.parent / "shared" / "replies-2026-11-26"
 """The second set of real replies (issue 42, Deliver 6): ``labelled.jsonl`` there, read in place."""
 RELABELS = CORPUS / "second_relabels.jsonl"
 """Rows of the second set we read differently from its label: ``id``, ``meaning``, ``why``."""
+ADDED = CORPUS / "second_added.jsonl"
+"""Rows of the second set its ``labelled.jsonl`` leaves out (AtomR's), labelled by us; replies read in place."""
 RESULTS = REPO / "benchmarks" / "results"
 FILES = {"real": "real.jsonl", "shapes": "shapes.jsonl"}
 CORPORA = ("real", "shapes", "second")
 OUTCOMES = ("meant", "misread", "refused", "crashed")
 
 MEANING_KEYS = ("label", "labels", "claims", "choice", "questions", "triplets", "no_conflicts", "yes_no", "span",
-                "answer", "strict_em", "refusal", "unreadable", "free_text", "answers", "action", "conflict", "n_steps")
+                "answer", "strict_em", "refusal", "unreadable", "free_text", "answers", "action", "conflict", "n_steps",
+                "plan")
 
 
 # --------------------------------------------------------------------------
@@ -89,10 +92,10 @@ def load_second(folder: Path = SECOND) -> list[dict]:
             relabels[row["id"]] = row
     path = folder / "labelled.jsonl"
     rows = []
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
+    for file in (path, ADDED):
+        for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
             row = json.loads(line)
-            where = f"{path.name} line {n} ({row.get('id')!r})"
+            where = f"{file.name} line {n} ({row.get('id')!r})"
             group, run, name = str(row.get("id", "")).split("/")
             source = folder / group / run / "replies" / f"{name}.txt"
             if not source.is_file():
@@ -101,6 +104,7 @@ def load_second(folder: Path = SECOND) -> list[dict]:
                 raise ValueError(f"{where}: field 'meaning' must be an object with one of {', '.join(MEANING_KEYS)}")
             if row["id"] in relabels:
                 row["relabelled"], row["meaning"] = row["meaning"], relabels[row["id"]]["meaning"]
+            row.setdefault("reply", source.read_text(encoding="utf-8"))  # our labels (ADDED) keep no reply inline
             row["source"], row["corpus"] = str(source.relative_to(folder)), "second"
             rows.append(row)
     unknown = set(relabels) - {r["id"] for r in rows}
@@ -159,7 +163,7 @@ def expected(meaning: dict) -> Any:
         return NO_CONFLICTS
     if "triplets" in meaning:
         return triplet_set(meaning["triplets"])
-    for key in ("label", "labels", "claims", "choice", "questions", "yes_no", "span", "strict_em"):
+    for key in ("label", "labels", "claims", "choice", "questions", "yes_no", "span", "strict_em", "plan"):
         if key in meaning:
             return norm(meaning[key])
     if "answer" in meaning:
@@ -285,6 +289,8 @@ def rewritten(reader: Chain, rows: list[dict]) -> list[tuple[str, str, dict]]:
         if not {"refusal", "unreadable"} & set(reader.meaning(row)) and expected(reader.meaning(row)) not in (None, 0):
             for name, f in rw.GENERIC_CHANGING.items():
                 out.append(("changing", name, dict(row, reply=f(row["reply"]))))
+        for family, table in rw.BY_KIND.get(row["kind"], {}).items():
+            out += [(family, name, dict(row, reply=f(row["reply"]))) for name, f in table.items()]
     if not reader.choice_rewrites:
         return out
     for row in _choice_rows(reader, rows):

@@ -24,7 +24,9 @@ Two kinds of rewrite:
   row whose meaning is a choice.
 
 :data:`GENERIC_CHANGING` (a refusal, an empty reply) apply to every row of
-every chain.
+every chain. :data:`BY_KIND` holds rewrites of one prompt kind's own format
+(AtomR's planner trees and "So the answer is: ... Answer List: [...]"
+answers), applied to the rows of that kind.
 
 Each rewrite is a function of ``(letter, option text, other letter, other
 option text)`` (choice rewrites) or of the reply text (text rewrites); the
@@ -104,6 +106,77 @@ GENERIC_CHANGING: dict[str, Callable[[str], str]] = {
     "replaced by a refusal": lambda r: "I cannot determine the answer from the information provided.",
     "replaced by an empty reply": lambda r: "",
 }
+
+# AtomR (issue 42, Deliver 5: "AtomR" among the chains): its replies are neither letters nor free text, so its
+# rewrites are written for its own formats; :data:`BY_KIND` applies them to the rows of their kind.
+
+_ANSWER_LINE = "So the answer is:"
+_LIST = "Answer List:"
+_PROMPT_EXAMPLE = ('As in the example "So the answer is: (1) Paraphrase Answer: Justin Foley has 2 tapes in the '
+                   'television series that is a notable work of Christian Lee Navarro, 13 Reasons Why; (2) Answer '
+                   'List: [\"Justin Foley\"]", here:\n\n')
+
+
+_OTHER_LINE = f'{_ANSWER_LINE} (1) Paraphrase Answer: Nobody In Particular; (2) {_LIST} ["Nobody In Particular"]'
+
+
+def _answer_list(reply: str) -> tuple[int, int]:
+    """Where the final Answer List's ``[...]`` is (start, end past ``]``)."""
+    start = reply.index("[", reply.rindex(_LIST))
+    return start, reply.index("]", start) + 1
+
+
+def _with_list(reply: str, items_text: str) -> str:
+    start, end = _answer_list(reply)
+    return reply[:start] + items_text + reply[end:]
+
+
+def _unfenced(reply: str) -> str:
+    text = reply.strip()
+    if text.startswith("```"):
+        text = text.split("\n", 1)[1].rsplit("```", 1)[0]
+    return text.strip()
+
+
+ATOMR_ANSWER_PRESERVING: dict[str, Callable[[str], str]] = {
+    "bold labels": lambda r: r.replace("Paraphrase Answer:", "**Paraphrase Answer:**").replace(_LIST, f"**{_LIST}**"),
+    "answer line on its own lines": lambda r: r.replace(_ANSWER_LINE, f"\n\n{_ANSWER_LINE}\n").replace(
+        "; (2)", ";\n(2)"),
+    "heading before the answer": lambda r: r.replace(_ANSWER_LINE, f"\n\n## Final answer\n\n{_ANSWER_LINE}"),
+    "single-quoted list": lambda r: _with_list(r, repr(json.loads(r[slice(*_answer_list(r))]))),
+    "list one item a line": lambda r: _with_list(r, json.dumps(json.loads(r[slice(*_answer_list(r))]), indent=2,
+                                                                ensure_ascii=False)),
+    "the prompt's example answer quoted first": lambda r: _PROMPT_EXAMPLE + r,
+    "the same list restated": lambda r: r.rstrip() + f"\n\nTo restate, the {_LIST} {r[slice(*_answer_list(r))]}",
+    "a self-correction ending on the meant answer line": lambda r: r[:r.rindex(_ANSWER_LINE)] + _OTHER_LINE
+    + "\n\nActually, on second thought, that is wrong: I misread the paragraph.\n\n" + r[r.rindex(_ANSWER_LINE):],
+}
+
+ATOMR_ANSWER_CHANGING: dict[str, Callable[[str], str]] = {
+    "another entity": lambda r: _with_list(r, '["Nobody In Particular"]'),
+    "'Unknown'": lambda r: r[:r.rindex(_ANSWER_LINE)] + f"{_ANSWER_LINE} (1) Paraphrase Answer: Unknown; "
+                           f"(2) {_LIST} []",
+    "a hedge across two answers": lambda r: _with_list(r, '["either of them or Nobody In Particular"]'),
+    "a revision away to another answer line": lambda r: r.rstrip() + "\n\nWait, on second thought, I revise that.\n\n"
+    + _OTHER_LINE,
+}
+
+ATOMR_PLAN_PRESERVING: dict[str, Callable[[str], str]] = {
+    "tree in a json fence": lambda r: f"```json\n{_unfenced(r)}\n```",
+    "tree without its fence": _unfenced,
+    "a preamble line": lambda r: "Here is the decomposition tree:\n\n" + r,
+}
+
+ATOMR_PLAN_CHANGING: dict[str, Callable[[str], str]] = {
+    "the authors' failure mark": lambda r: "TREE_PARSING_ERROR",
+    "another operator": lambda r: r.replace("Relate(", "Filter(", 1),
+}
+
+BY_KIND: dict[str, dict[str, dict[str, Callable[[str], str]]]] = {
+    "x.atomr_answer": {"preserving": ATOMR_ANSWER_PRESERVING, "changing": ATOMR_ANSWER_CHANGING},
+    "x.atomr_plan": {"preserving": ATOMR_PLAN_PRESERVING, "changing": ATOMR_PLAN_CHANGING},
+}
+"""Rewrites of one prompt kind's replies, by family (applied with the text rewrites)."""
 
 def other(letter: str, letters: str) -> str:
     """The option after ``letter`` (wrapping)."""

@@ -18,6 +18,16 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 
+CHEAP_EVAL: dict[str, Any] = {"display": "log", "log_realtime": False}
+"""``inspect_ai.eval`` options for in-process test runs that read the returned
+logs: ``eval(tasks, **CHEAP_EVAL, log_dir=tmp)``. ``display="log"`` renders
+no results table (``"none"`` still builds rich's table of every task's
+metrics, for a silenced console: half the time of a 12-task scripted eval), and
+the log is written when the task ends rather than streamed sample by sample
+(``log_realtime``). Nothing is printed; the display's own lines go to
+``logging`` at info level, below Inspect's default warning level."""
+
+
 def _words(text: str) -> int:
     return len(text.split())
 

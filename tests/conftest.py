@@ -75,6 +75,12 @@ def require_shared():
     return need_shared
 
 
+@pytest.fixture(scope="session")
+def shared_data_dir() -> Path:
+    """:func:`shared_data` for module- and session-scoped fixtures."""
+    return need_shared(SHARED_DATA, "shared data folder")
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """``../shared/data`` (real benchmark samples); skipped only where it is absent (never under CI)."""

@@ -136,10 +136,12 @@ def test_a_refusal_that_still_declares_a_letter_is_that_letter(log_dir):
 # ---------------------------------------------------------------- TruthfulQA Control-RAG
 
 
-def control_rag_metrics(shared_data: Path, reply_for) -> dict[str, float]:
+def control_rag_task(shared_data: Path, reply_for):
     """TruthfulQA's first two samples (k=3) with a scripted model whose reply to
     a prompt is ``reply_for(prompt, i, row, gold, other)`` (``i``: the row's index), and a grader that finds
-    nothing conflicting (nothing regenerated): the log's overall metrics."""
+    nothing conflicting (nothing regenerated): the task, its models bound (one eval can run it beside others)."""
+    from inspect_ai import task_with
+
     from conflict_eval.tasks.truthfulqa_conflict.task import truthfulqa_conflict
 
     path = shared_data / "truthfulqa_binary" / "sample.jsonl"
@@ -152,7 +154,12 @@ def control_rag_metrics(shared_data: Path, reply_for) -> dict[str, float]:
 
     grader = scripted_model(lambda p: '{"answer": "SUPPORTS"}')
     task = truthfulqa_conflict(path=str(path), k=3)
-    [log] = inspect_eval(task, model=scripted_model(reply), model_roles={"grader": grader}, limit=2, display="none")
+    return task_with(task, dataset=task.dataset[:2], model=scripted_model(reply), model_roles={"grader": grader})
+
+
+def control_rag_metrics(shared_data: Path, reply_for) -> dict[str, float]:
+    """:func:`control_rag_task` run: the log's overall metrics."""
+    [log] = inspect_eval(control_rag_task(shared_data, reply_for), display="none")
     assert log.status == "success", log.error
     return _overall(log)
 

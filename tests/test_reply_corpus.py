@@ -152,7 +152,7 @@ def test_reader_reads_real_replies_as_meant(reader, real_rows):
 
 
 def test_second_set_rows_are_its_reply_files_and_well_formed(second_rows):
-    assert len(second_rows) == 171
+    assert len(second_rows) == 171 + 12  # labelled.jsonl's, and the 12 AtomR replies we labelled (second_added.jsonl)
     assert len({r["id"] for r in second_rows}) == len(second_rows)
     for r in second_rows:
         assert (SECOND / r["source"]).read_text(encoding="utf-8") == r["reply"], r["id"]
@@ -171,7 +171,9 @@ def test_relabels_name_rows_of_the_second_set_and_say_why(second_rows):
 
 def _second_labels() -> list[dict]:
     path = SECOND / "labelled.jsonl"
-    return [json.loads(line) for line in path.open(encoding="utf-8")] if path.is_file() else []
+    if not path.is_file():
+        return []
+    return [json.loads(line) for file in (path, bench.ADDED) for line in file.open(encoding="utf-8")]
 
 
 @pytest.mark.parametrize("reader", _readers_of(_second_labels()) or CHAINS[:1], ids=lambda r: r.name)

@@ -263,6 +263,9 @@ FINAL = 'So the answer is: (1) Paraphrase Answer: They are A and B; (2) Answer L
     ("Paraphrase Answer: Bob won\nmore text", ["Bob won"], "Bob won"),
     ("So the answer is: (1) Paraphrase Answer: Bob won; (2) Answer List: []", ["Bob won"], "Bob won"),
     ("Answer List: [{{1}: 2}]", ["{{1}: 2}"], ""),
+    # a list printed one item a line (issue 42 rewrites): was ["A"] (the quote closed only before "," or "]")
+    ('So the answer is: (1) Paraphrase Answer: A and B; (2) Answer List: [\n  "A",\n  "B"\n]', ["A", "B"], "A and B"),
+    ('So the answer is: (1) Paraphrase Answer: It is Bob; (2) Answer List: [\r\n\t"Bob"\r\n]', ["Bob"], "It is Bob"),
 ])
 def test_answer_shapes(reply, answers, paraphrase):
     a = parse_answer(reply)
@@ -306,13 +309,40 @@ def test_answer_lines_echoes_and_restatements(reply, answers):
     'So the answer is: (1) Paraphrase Answer: x; (2) Answer List: ["x"] '
     'So the answer is: (1) Paraphrase Answer: y; (2) Answer List: ["y"]',
     OSLO + "\n__so the answer is: (1) paraphrase answer: bergen; (2) answer list: [bergen]__",
-    'Answer List: ["Oslo"]\nOn second thought: (1) Paraphrase Answer: Unknown; (2) Answer List: []',
+    # "no" inside the later line's own paraphrase is no revision between the lines
+    OSLO + ' So the answer is: (1) Paraphrase Answer: No, Bergen; (2) Answer List: ["Bergen"]',
     'So the answer is: (1) Paraphrase Answer: Oslo; (2) Answer List: ["Oslo", "Bergen"] ' + OSLO,
 ])
 def test_two_different_own_answers_are_ambiguous(reply):
     a = parse_answer(reply)
     assert a.error and a.error.startswith("ambiguous: two different answers"), a
     assert a.answers == [] and not a.unknown
+
+
+BERGEN = 'So the answer is: (1) Paraphrase Answer: Bob lives in Bergen; (2) Answer List: ["Bergen"]'
+
+
+@pytest.mark.parametrize("reply, answers", [
+    # the reader contract (docs/metrics-and-parsing.md, rule 2): a revision between two different answer
+    # lines makes the later one final (these were "ambiguous" parse failures)
+    (OSLO + "\n\nActually, on second thought, the paragraph says he moved.\n\n" + BERGEN, ["Bergen"]),
+    (OSLO + "\nWait, I misread Paragraph 2. " + BERGEN, ["Bergen"]),
+    (OSLO + "\nI revise my answer. " + BERGEN, ["Bergen"]),
+    (OSLO + "\n\nFinal: " + BERGEN, ["Bergen"]),
+    ('Answer List: ["Oslo"]\nOn second thought: (1) Paraphrase Answer: Unknown; (2) Answer List: []', []),
+    # the last revision wins; a restatement after it keeps it
+    (OSLO + "\nActually: " + BERGEN + "\nNo, on reflection: " + OSLO, ["Oslo"]),
+    (OSLO + "\nActually: " + BERGEN + "\nTo restate: " + BERGEN, ["Bergen"]),
+])
+def test_a_revision_before_a_later_answer_line_decides(reply, answers):
+    a = parse_answer(reply)
+    assert a.error is None and a.answers == answers, a
+
+
+def test_a_revision_decides_only_between_the_lines_it_stands_between():
+    # revised from Oslo to Bergen, then a third answer with no revision before it: ambiguous
+    a = parse_answer(OSLO + "\nActually: " + BERGEN + "\n" + PRAGUE.replace("Prague", "Paris"))
+    assert a.error and a.error.startswith("ambiguous: two different answers of its own, ['Bergen']"), a
 
 
 def test_answer_unknown_and_failure():

@@ -40,3 +40,19 @@ def small_kb(small_source, tmp_path):
 
     kb = build_polluted_kb(small_source, scripted_model(builder_reply), limit=3)
     return save_kb(kb, tmp_path / "kb.json")
+
+
+@pytest.fixture(scope="module")
+def small_kb_module(shared_data_dir, tmp_path_factory):
+    """:func:`small_kb`, built once for a module whose tests share one run."""
+    from conflict_eval.plugins.polluted_kb.build import build_polluted_kb
+    from conflict_eval.kb.format import save_kb
+    from conflict_eval.testing import scripted_model
+
+    tmp = tmp_path_factory.mktemp("small_kb")
+    with open(shared_data_dir / HOTPOT, encoding="utf-8") as f:
+        rows = [json.loads(next(f)) for _ in range(4)]
+    source = tmp / "hotpot4.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    kb = build_polluted_kb(source, scripted_model(builder_reply), limit=3)
+    return save_kb(kb, tmp / "kb.json")

@@ -3,6 +3,7 @@ with a scripted model: the calls of each sample follow the loop's rules exactly
 (N agents per round, one aggregation per round that did not stop early)."""
 
 import json
+import re
 from collections import defaultdict
 
 import pytest
@@ -253,3 +254,7 @@ def test_an_empty_agent_reply_is_an_error_retried_not_a_blank_turn(log_dir):
     assert len(model.script.calls) == 7  # 2 of the failed try, then 2 agents + 1 aggregation + 2 agents (early stop)
     store = _store(log.samples[0])
     assert all(r.strip() for entry in store["rounds"] for r in entry["responses"])
+    # no prompt (aggregator or round-2 agent) shows an agent turn without text
+    shown = [line for call in model.script.calls[2:] for line in call[-1].text.splitlines()
+             if re.match(r"Agent \d+:", line)]
+    assert len(shown) >= 2 + 2 and all(line.split(":", 1)[1].strip() for line in shown)

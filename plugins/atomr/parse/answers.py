@@ -36,11 +36,12 @@ class Answer:
 _QUOTE_CHARS = "\"'“”‘’"
 
 
-def _parse_list(text: str) -> tuple[list[str], bool]:
+def _parse_list(text: str) -> tuple[list[str], bool, int]:
     """Items of ``[...]`` at the start of ``text``: quoted strings (any quote
     style, commas inside quotes kept) or unquoted comma-separated items.
-    Returns ``(items, closed)``; on a list cut off before ``]`` only the
-    complete items are returned. Linear, no eval."""
+    Returns ``(items, closed, end)`` (``end``: just past the closing ``]``,
+    or ``len(text)``); on a list cut off before ``]`` only the complete items
+    are returned. Linear, no eval."""
     items: list[str] = []
     i, n = 1, len(text)
     cur: list[str] = []
@@ -56,7 +57,7 @@ def _parse_list(text: str) -> tuple[list[str], bool]:
                 continue
             if ch in _OPEN_QUOTES.get(quote, quote):
                 k = i + 1
-                while k < n and text[k] == " ":
+                while k < n and text[k] in " \t\r\n":  # a list printed one item a line closes on the next line
                     k += 1
                 if k >= n or text[k] in ",]":
                     quote = None
@@ -80,11 +81,11 @@ def _parse_list(text: str) -> tuple[list[str], bool]:
                 items.append(item if was_quoted else item.strip(_QUOTE_CHARS).strip())
             cur, was_quoted = [], False
             if ch == "]":
-                return [x for x in items if x], True
+                return [x for x in items if x], True, i + 1
         else:
             cur.append(ch)
         i += 1
-    return [x for x in items if x], False
+    return [x for x in items if x], False, n
 
 
 def _find_last(low: str, needle: str, end: int | None = None, start: int = 0) -> int:
@@ -106,14 +107,20 @@ def _find_last_own(text: str, low: str, needle: str, end: int | None = None, sta
 
 
 _NO_ANSWER = "no 'So the answer is: (1) Paraphrase Answer: ...; (2) Answer List: [...]' in the reply"
-_LIST, _PARA = "answer list", "paraphrase answer"
+_LIST, _PARA, _LEAD = "answer list", "paraphrase answer", "so the answer is"
 
 
-def _read_line(text: str, low: str, li: int, lo: int, hi: int) -> Answer:
+def _read_line(text: str, low: str, li: int, lo: int, hi: int) -> tuple[Answer, int, int]:
     """The answer line whose "Answer List" starts at ``li``: its paraphrase is
     the last own "Paraphrase Answer" in ``[lo, li)``, its list is read from
-    ``text[li:hi]``. ``error`` set when the line declares nothing."""
+    ``text[li:hi]``. ``error`` set when the line declares nothing. Returns
+    the answer and where the line starts (its "So the answer is", else its
+    "Paraphrase Answer", else its "Answer List") and ends (past its list's
+    ``]``, else past its label)."""
     pi = _find_last_own(text, low, _PARA, li, lo)
+    lead = _find_last(low, _LEAD, pi if pi >= 0 else li, lo)
+    start = lead if lead >= 0 else pi if pi >= 0 else li
+    end = li + len(_LIST)
     para = ""
     if pi >= 0:
         # drop the "; (2)" / "2." separator before "Answer List"
@@ -128,18 +135,19 @@ def _read_line(text: str, low: str, li: int, lo: int, hi: int) -> Answer:
         j += 1
     items: list[str] | None = None
     if j < len(after) and after[j] == "[":
-        items, closed = _parse_list(after[j:])
+        items, closed, stop = _parse_list(after[j:])
+        end += j + stop
         if not closed and not items:
             items = None
     if items is not None:
         if items and not (not para and all(i.lower() == "unknown" for i in items)):
-            return Answer(items, para)
+            return Answer(items, para), start, end
         if not items and para and para.lower() != "unknown":
-            return Answer([para], para)
-        return Answer(items, para)
+            return Answer([para], para), start, end
+        return Answer(items, para), start, end
     if para:
-        return Answer([para], para)
-    return Answer([], "", error=_NO_ANSWER)
+        return Answer([para], para), start, end
+    return Answer([], "", error=_NO_ANSWER), start, end
 
 
 def _answer_key(a: Answer) -> tuple[str, ...]:
@@ -179,7 +187,7 @@ def prompt_answer_lines() -> set[tuple[str, tuple[str, ...]]]:
             while at >= 0:
                 line = shown[at:shown.find("]", at) + 1]
                 low = line.lower()
-                a = _read_line(line, low, low.rfind(_LIST), 0, len(line))
+                a, _, _ = _read_line(line, low, low.rfind(_LIST), 0, len(line))
                 if a.error is None:
                     _PROMPT_LINES.add(_line_key(a))
                 at = shown.find("So the answer is:", at + 1)
@@ -200,9 +208,13 @@ def parse_answer(reply: str) -> Answer:
     line of AtomR's prompts (an example's, :func:`prompt_answer_lines`,
     compared after normalisation: case, whitespace, punctuation, markdown) is
     quoted text from the prompt and left out too; one that restates the same
-    answer list (normalised, in any order) is fine. An earlier own line with
-    a *different* answer list makes the reply ambiguous: a parse failure
-    (``error`` starts with "ambiguous"), never a guess. The answer list is
+    answer list (normalised, in any order) is fine. A later own line with a
+    *different* answer list decides when a revision stands between the two
+    (:func:`conflict_eval.answers.revised`: "actually", "wait", "on second
+    thought", "I revise", "Final:"; the reader contract's rule 2 in
+    ``docs/metrics-and-parsing.md``); with none it makes the reply
+    ambiguous: a parse failure (``error`` starts with "ambiguous"), never a
+    guess. The answer list is
     preferred; when it is missing, empty with a non-Unknown paraphrase, or
     cut off before its first item, the paraphrase becomes a one-item list
     (AtomR's fallback). A list cut off at the token limit keeps its complete
@@ -215,10 +227,12 @@ def parse_answer(reply: str) -> Answer:
     True
     >>> parse_answer('Answer List: ["Bob"] ... So the answer is: (1) Paraphrase Answer: Al; (2) Answer List: ["Al"]').error[:9]
     'ambiguous'
+    >>> parse_answer('Answer List: ["Bob"] Wait, no. Paraphrase Answer: Al; (2) Answer List: ["Al"]').text
+    'Al'
     """
     if not isinstance(reply, str):
         return Answer([], "", error=f"reply is {type(reply).__name__}, not text")
-    from conflict_eval.answers import reported
+    from conflict_eval.answers import reported, revised
 
     text = reply[-MAX_ANSWER_CHARS:]
     for mark in ("**", "__", "`"):
@@ -246,16 +260,18 @@ def parse_answer(reply: str) -> Answer:
         lo = found[k - 1] + len(_LIST) if k else 0
         hi = found[k + 1] if k + 1 < len(found) else len(text)
         lines.append(_read_line(text, low, found[k], lo, hi))
-    declared = [a for a in lines if a.error is None]
+    declared = [line for line in lines if line[0].error is None]
     if not declared:
-        return lines[-1]
-    final = declared[-1]
+        return lines[-1][0]
     echoes = prompt_answer_lines()
-    for a in declared[:-1]:
-        if _answer_key(a) != _answer_key(final) and _line_key(a) not in echoes:
+    declared = [line for line in declared[:-1] if _line_key(line[0]) not in echoes] + declared[-1:]
+    chosen, _, prev_end = declared[0]
+    for a, start, end in declared[1:]:  # a later different answer counts only after a revision (contract, rule 2)
+        if _answer_key(a) != _answer_key(chosen) and not revised(text, prev_end, start):
             return Answer([], "", error=f"ambiguous: two different answers of its own, "
-                                        f"{a.answers or ['Unknown']} and then {final.answers or ['Unknown']}")
-    return final
+                                        f"{chosen.answers or ['Unknown']} and then {a.answers or ['Unknown']}")
+        chosen, prev_end = a, end
+    return chosen
 
 
 _SOURCE_NAMES = {"text": "text", "wikipedia": "text", "kg": "kg", "wikidata": "kg",
