@@ -43,7 +43,6 @@ def test_own_answer_beats_the_quoted_document(reply):
 @pytest.mark.parametrize("reply", [
     "The answer is A. The answer is B.",
     "<a>A</a>\n<a>B</a>",
-    "Answer: A\n\nAnswer: C",
     "I would choose A, but the answer is C.",
 ])
 def test_two_own_answers_are_ambiguous(reply):

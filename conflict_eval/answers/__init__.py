@@ -26,6 +26,7 @@ from conflict_eval.answers.reply import (
     restore_prefill,
     revised,
     revised_tag,
+    revision_before,
     tag_bodies,
 )
 
@@ -48,6 +49,7 @@ __all__ = [
     "restore_prefill",
     "revised",
     "revised_tag",
+    "revision_before",
     "tag_bodies",
 ]
 

@@ -251,8 +251,9 @@ def letters_for(n: int) -> str:
 
 
 
-Candidate = tuple[str, int, tuple[str, ...], int, bool]
-"""letter, offset, further joined letters, where the declaration starts, whether it is a final answer"""
+Candidate = tuple[str, int, tuple[str, ...], int, bool, str]
+"""letter, offset, further joined letters, where the declaration starts,
+whether it is an explicit final marker, the rule that found it ("tag"/"phrase")"""
 
 
 def _rule_tag(text: str) -> list[Candidate]:
@@ -261,7 +262,7 @@ def _rule_tag(text: str) -> list[Candidate]:
         got = _read_letter(text, tag.start, tag.end)
         if got is not None:
             opening = text.rfind("<", 0, tag.start)
-            found.append((*got, _more_letters(text, *got, tag.end), opening, True))
+            found.append((*got, _more_letters(text, *got, tag.end), opening, False, "tag"))
     return found
 
 
@@ -292,22 +293,31 @@ def _rule_phrase(text: str) -> list[Candidate]:
             continue  # "answer(s)": a bracket glued to the word is not a choice
         got = _read_letter(text, end)
         if got is not None:
-            final = text[m.start():m.start() + 5].lower() == "final"
-            found.append((*got, _more_letters(text, *got, None), m.start(), final))
+            # An explicit final marker: "Final answer ...", or an answer label
+            # ("Answer: B", "**Answer — B**"), not running text ("the answer is B").
+            explicit = text[m.start():m.start() + 5].lower() == "final" \
+                or _LABEL_RE.search(text, m.start(), min(got[1], m.start() + 40)) is not None
+            found.append((*got, _more_letters(text, *got, None), m.start(), explicit, "phrase"))
     for pattern in FINAL_MARKERS:  # \boxed{B}, {"answer": "B"}, | Final | B |: final answers
         for m in pattern.finditer(text):
-            found.append((m.group(1), m.start(1), _more_letters(text, m.group(1), m.start(1), None), m.start(), True))
+            found.append((m.group(1), m.start(1), _more_letters(text, m.group(1), m.start(1), None), m.start(), True,
+                          "phrase"))
     for m in _HEDGE_RE.finditer(text):  # "I think it's B.", "Probably B."
         h = _HEDGE_LETTER_RE.match(text, m.end())
         if h is not None and _read_letter(text, h.start(1)) is not None:
-            found.append((h.group(1), h.start(1), _more_letters(text, h.group(1), h.start(1), None), m.start(), False))
+            found.append((h.group(1), h.start(1), _more_letters(text, h.group(1), h.start(1), None), m.start(), False,
+                          "phrase"))
     for m in _VERDICT_AFTER_RE.finditer(text):
         letter = m.group(1)
         if letter in "ai" or not _verdict_subject(text, m.start()):
             continue  # "a is ...", "Vitamin C is the best": not a choice
-        found.append((letter, m.start(1), (), m.start(), False))
+        found.append((letter, m.start(1), (), m.start(), False, "phrase"))
     found.sort(key=lambda c: c[1])
     return found
+
+
+#: What makes an answer phrase a label ("Answer: B", "Answer = B", "Answer — B").
+_LABEL_RE = re.compile(r"answer[ \t*_]*[:=\-–—]", re.IGNORECASE)
 
 
 def _rule_regex(pattern: re.Pattern[str]):
@@ -470,21 +480,33 @@ def parse_choice(
     return parsed
 
 
-def _decide(text: str, allowed: str, method: Method, found: list[Candidate]) -> ChoiceParse:
-    """One letter from a rule's declarations (in text order): final-answer
-    declarations outrank the others; among the rest the last one counts when
-    they agree or when a revision ("Actually, ...", "no, ...") stands between
-    it and the last declaration of another letter, else the reply is ambiguous."""
-    finals = [c for c in found if c[4]]
-    if finals and len(finals) < len(found) and method == "phrase":
-        found = finals
-    letter, at, more, start, _ = found[-1]
+def _decide(text: str, allowed: str, found: list[Candidate]) -> ChoiceParse:
+    """One letter from the reply's declarations (in text order).
+
+    A declaration is an *explicit final marker* when it is one by its form
+    ("Final answer: C", "Answer: B", ``\\boxed{B}``, a JSON answer field, a
+    table row labelled final, an answer tag when the reply's tags all agree) or when a revision ("Actually", "wait", "on
+    second thought", "Final:") stands between it and the last earlier
+    declaration of another letter. The last explicit marker decides, whatever
+    came before it; what follows it without a revision is its explanation.
+    With no explicit marker every declaration must name the same letter, else
+    the reply is ambiguous."""
+    def names(c: Candidate) -> set[str]:
+        return {c[0].upper(), *c[2]}
+
+    tags_agree = len({frozenset(names(c)) for c in found if c[5] == "tag"}) == 1
+    marked = []
+    for i, c in enumerate(found):
+        others = [o for o in found[:i] if names(o) != names(c)]
+        marked.append(c[4] or (c[5] == "tag" and tags_agree)
+                      or bool(others) and revised(text, others[-1][1] + 1, c[3]))
+    explicit = [c for c, e in zip(found, marked) if e]
+    letter, at, more, start, _, method = explicit[-1] if explicit else found[-1]
     up = letter.upper()
     if more:
         named = ", ".join([up, *more])
         return ChoiceParse.failure(f"ambiguous: the answer names several letters ({named})")
-    others = [c for c in found if c[0].upper() != up]
-    if others and not revised(text, others[-1][1] + 1, start):
+    if not explicit and any(c[0].upper() != up for c in found):
         named = ", ".join(dict.fromkeys(c[0].upper() for c in found))
         return ChoiceParse.failure(f"ambiguous: the reply declares different answers ({named})")
     if up not in allowed:
@@ -496,18 +518,18 @@ def _decide(text: str, allowed: str, method: Method, found: list[Candidate]) -> 
 
 def _parse_choice(text: str, allowed: str, options: Sequence[str] | None) -> ChoiceParse:
     # Declarative rules: the model's own declarations (not text quoted or
-    # reported from a document) of the strongest rule that has any decide;
-    # an invalid letter is a failure.
-    declared = [(method, rule(text)) for method, rule in _DECLARATIVE_RULES]
+    # reported from a document) -- answer tags, answer phrases, final markers,
+    # hedges naming one option, and the choice the reply opens with -- decide
+    # together (:func:`_decide`); an invalid letter is a failure.
+    declared = sorted((c for _, rule in _DECLARATIVE_RULES for c in rule(text)), key=lambda c: c[1])
     lead = _lead(text, allowed)
-    for method, found in declared:
-        own = [c for c in found if not reported(text, c[3])]
-        if own:
-            if method == "phrase" and lead is not None and all(c[1] != lead[1] for c in own):
-                # A reply that opens with its choice and declares it again later
-                # ("B: ... so the answer is B"): both count, as two declarations.
-                own = sorted([(lead[0], lead[1], (), lead[2], False), *own], key=lambda c: c[1])
-            return _decide(text, allowed, method, own)
+    own = [c for c in declared if not reported(text, c[3])]
+    if own:
+        if lead is not None and all(c[1] != lead[1] for c in own):
+            # A reply that opens with its choice and declares it again later
+            # ("B: ... so the answer is B"): both count, as two declarations.
+            own = sorted([(lead[0], lead[1], (), lead[2], False, "lead"), *own], key=lambda c: c[1])
+        return _decide(text, allowed, own)
     if lead is not None:
         # The reply opens with its choice ("B: Biochemistry does not study
         # gluons.", "(B)" then an explanation, "E (walked)"): what follows is
@@ -518,9 +540,8 @@ def _parse_choice(text: str, allowed: str, options: Sequence[str] | None) -> Cho
             return ChoiceParse.failure(f"ambiguous: letter {up} but the text of option {allowed[other]}")
         return ChoiceParse(letter=up, ok=True, span=(lead[1], lead[1] + 1), method="lead",
                            index=allowed.index(up))
-    for method, found in declared:  # only reported declarations: they are all the reply says
-        if found:
-            return _decide(text, allowed, method, found)
+    if declared:  # only reported declarations: they are all the reply says
+        return _decide(text, allowed, declared)
 
     # Loose rules: decide only when all matches agree.
     ambiguous: list[str] | None = None

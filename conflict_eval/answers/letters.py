@@ -129,7 +129,7 @@ _PHRASE_RE = re.compile(
     rf"\s+(?:to|for|of)\b[^.\n:]{{0,80}}?(?:\s+{_COPULA}|\s*:)"
     r"|"
     # "answer is B", "answer: B", "answer is: B", "answer - B", "answer B"
-    rf"(?:\s+{_COPULA})?\s*[:=\-–—]?"
+    rf"(?:\s+{_COPULA})?[*_]{{0,3}}\s*[:=\-–—]?"
     r")"
     r"\s*(?:(?:option|choice|letter)\b\s*)?",
     re.IGNORECASE,

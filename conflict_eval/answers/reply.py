@@ -189,6 +189,23 @@ def revised(text: str, start: int, end: int) -> bool:
     return _REVISION_RE.search(text, start, max(start, end)) is not None
 
 
+_REVISION_JUST_BEFORE = re.compile(
+    rf"(?:{_REVISION_RE.pattern})[ \t,:;.!?—–*_\"'()-]*(?:it[ \t]+|it['’]s[ \t]+|it[ \t]+is[ \t]+)?$", re.IGNORECASE)
+
+
+def revision_before(text: str, pos: int) -> bool:
+    """Whether a revision ("Actually,", "no,", "on second thought,",
+    "Final:") stands right before ``pos``, with at most punctuation, markup
+    and "it"/"it's" between: ``SUPPORTS. Actually, CONTRADICTS`` revises to
+    the word at ``pos``. Looks 40 characters back at most.
+
+    >>> text = "SUPPORTS. Actually, CONTRADICTS"
+    >>> revision_before(text, text.index("CONTRA")), revision_before(text, 0)
+    (True, False)
+    """
+    return _REVISION_JUST_BEFORE.search(text, max(0, pos - 40), pos) is not None
+
+
 def _says(text: str, tag: Tag) -> str:
     return tag.body(text).strip().strip("()[].*_ ").casefold()
 
