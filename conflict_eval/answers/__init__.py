@@ -27,6 +27,7 @@ from conflict_eval.answers.reply import (
     revised,
     revised_tag,
     revision_before,
+    revision_spans,
     tag_bodies,
 )
 
@@ -50,6 +51,7 @@ __all__ = [
     "revised",
     "revised_tag",
     "revision_before",
+    "revision_spans",
     "tag_bodies",
 ]
 

@@ -179,7 +179,7 @@ from conflict_eval.answers.letters import (
     _describe_letters, _lead, _more_letters, _normalise_letters, _read_letter,
 )
 from conflict_eval.answers.refusal import find_refusal
-from conflict_eval.answers.reply import MAX_REPLY_CHARS, clip, reported, revised, tag_bodies
+from conflict_eval.answers.reply import MAX_REPLY_CHARS, clip, reported, revision_spans, tag_bodies
 
 
 Method = Literal["tag", "phrase", "lead", "paren", "bare", "delimited", "option_text"]
@@ -495,11 +495,20 @@ def _decide(text: str, allowed: str, found: list[Candidate]) -> ChoiceParse:
         return {c[0].upper(), *c[2]}
 
     tags_agree = len({frozenset(names(c)) for c in found if c[5] == "tag"}) == 1
+    revisions = revision_spans(text)
+    starts = [a for a, _ in revisions]
+
+    def revised_between(start: int, end: int) -> bool:
+        k = bisect.bisect_left(starts, start)
+        return k < len(revisions) and revisions[k][1] <= end
+
     marked = []
+    other = None  # the last earlier declaration naming something else (one pass, so linear)
     for i, c in enumerate(found):
-        others = [o for o in found[:i] if names(o) != names(c)]
+        if i and names(found[i - 1]) != names(c):
+            other = found[i - 1]
         marked.append(c[4] or (c[5] == "tag" and tags_agree)
-                      or bool(others) and revised(text, others[-1][1] + 1, c[3]))
+                      or other is not None and revised_between(other[1] + 1, c[3]))
     explicit = [c for c, e in zip(found, marked) if e]
     letter, at, more, start, _, method = explicit[-1] if explicit else found[-1]
     up = letter.upper()

@@ -76,15 +76,23 @@ def _skip(text: str, pos: int, chars: str, end: int | None = None) -> int:
 _WORD_AFTER_RE = re.compile(r"[ \t]+([A-Za-z]{1,40})")
 
 
+#: How far (in white space and markup) a letter may stand from the answer
+#: phrase or tag that declares it: "Answer:\n\n**B**" is B; a letter after a
+#: run of hundreds of blank characters is not the phrase's answer. The bound
+#: also keeps a marker followed by 20,000 spaces on one reading path.
+MAX_GAP = 100
+
+
 def _read_letter(text: str, pos: int, end: int | None = None) -> tuple[str, int] | None:
-    """Read a stand-alone letter starting at ``pos`` (after optional markup).
+    """Read a stand-alone letter starting at ``pos`` (after optional markup,
+    at most :data:`MAX_GAP` characters of it).
 
     Returns ``(letter, offset)`` or ``None`` when the text at ``pos`` is not a
     stand-alone choice letter. ``end`` bounds the region (for tag bodies); the
     text is never copied, so reading many tags stays linear.
     """
     limit = len(text) if end is None else end
-    pos = _skip(text, pos, " \t\r\n" + _MARKUP, limit)
+    pos = _skip(text, pos, " \t\r\n" + _MARKUP, min(limit, pos + MAX_GAP))
     bracketed = False
     if pos < limit and text[pos] in "([":
         bracketed = True
@@ -120,18 +128,18 @@ def _read_letter(text: str, pos: int, end: int | None = None) -> tuple[str, int]
 
 _ANSWER_TAGS = ("a", "answer")
 
-_COPULA = r"(?:is|would\s+be|should\s+be|must\s+be|will\s+be|=)"
+_COPULA = r"(?:is|would\s{1,20}be|should\s{1,20}be|must\s{1,20}be|will\s{1,20}be|=)"
 _PHRASE_RE = re.compile(
-    r"\b(?:(?:final|correct|right|best|true)\s+(?:answer|option|choice|letter)|answer"
-    r"|(?:i|we)(?:\s+(?:would|will|should)|['’]d|['’]ll)?\s+(?:choose|select|pick|go\s+with))\b"
+    r"\b(?:(?:final|correct|right|best|true)\s{1,20}(?:answer|option|choice|letter)|answer"
+    r"|(?:i|we)(?:\s{1,20}(?:would|will|should)|['’]d|['’]ll)?\s{1,20}(?:choose|select|pick|go\s{1,20}with))\b"
     r"(?:"
     # "answer to the question is B" / "answer for this: B"
-    rf"\s+(?:to|for|of)\b[^.\n:]{{0,80}}?(?:\s+{_COPULA}|\s*:)"
+    rf"\s{{1,20}}(?:to|for|of)\b[^.\n:]{{0,80}}?(?:\s{{1,20}}{_COPULA}|\s{{0,20}}:)"
     r"|"
     # "answer is B", "answer: B", "answer is: B", "answer - B", "answer B"
-    rf"(?:\s+{_COPULA})?[*_]{{0,3}}\s*[:=\-–—]?"
+    rf"(?:\s{{1,20}}{_COPULA})?[*_]{{0,3}}\s{{0,20}}[:=\-–—]?"
     r")"
-    r"\s*(?:(?:option|choice|letter)\b\s*)?",
+    r"\s{0,20}(?:(?:option|choice|letter)\b\s{0,20})?",
     re.IGNORECASE,
 )
 _PAREN_RE = re.compile(r"(?<![A-Za-z0-9])[(\[][ \t]*([A-Za-z])[ \t]*[)\]]")

@@ -189,6 +189,16 @@ def revised(text: str, start: int, end: int) -> bool:
     return _REVISION_RE.search(text, start, max(start, end)) is not None
 
 
+def revision_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every revision (:func:`revised`) in ``text``, in
+    order: one scan, for a reader that asks about many ranges.
+
+    >>> revision_spans("A. Actually, B. No, C.")
+    [(3, 11), (16, 19)]
+    """
+    return [m.span() for m in _REVISION_RE.finditer(text)]
+
+
 _REVISION_JUST_BEFORE = re.compile(
     rf"(?:{_REVISION_RE.pattern})[ \t,:;.!?—–*_\"'()-]*(?:it[ \t]+|it['’]s[ \t]+|it[ \t]+is[ \t]+)?$", re.IGNORECASE)
 
