@@ -6,6 +6,8 @@ import re
 import string
 from collections.abc import Sequence
 
+from conflict_eval.answers.reply import MAX_GAP
+
 #: Words that may follow a stand-alone "A"/"I" after an answer phrase without
 #: turning the letter into an English article/pronoun ("The answer is A because").
 _CONNECTIVES = frozenset(
@@ -74,13 +76,6 @@ def _skip(text: str, pos: int, chars: str, end: int | None = None) -> int:
 
 
 _WORD_AFTER_RE = re.compile(r"[ \t]+([A-Za-z]{1,40})")
-
-
-#: How far (in white space and markup) a letter may stand from the answer
-#: phrase or tag that declares it: "Answer:\n\n**B**" is B; a letter after a
-#: run of hundreds of blank characters is not the phrase's answer. The bound
-#: also keeps a marker followed by 20,000 spaces on one reading path.
-MAX_GAP = 100
 
 
 def _read_letter(text: str, pos: int, end: int | None = None) -> tuple[str, int] | None:

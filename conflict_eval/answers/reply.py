@@ -20,6 +20,15 @@ every parser's time bounded whatever the model writes. Each parser says in its
 docstring which end of an over-long reply it keeps."""
 
 
+MAX_GAP = 100
+"""How far (in white space and markup) an answer may stand from the marker
+that declares it (an answer phrase, an unclosed ``<a>``, ``Final answer:``):
+``Answer:\n\n**B**`` is B, but a letter after a run of hundreds of blank
+characters is not the marker's answer. The bound also keeps a marker followed
+by 2,000 or by 20,000 spaces (then a letter) on one reading path, so a reader's
+time grows linearly there too."""
+
+
 def clip(text: str, keep: Literal["head", "tail"] = "head", limit: int = MAX_REPLY_CHARS) -> str:
     """The first (``keep="head"``) or last (``keep="tail"``) ``limit`` characters of ``text``.
 
@@ -334,6 +343,9 @@ def restore_prefill(prompt: str, reply: str) -> str:
     return reply
 
 
+_A_RUN = re.compile(r"<a[ \t\r\n]*>(?:[ \t]*<a>)*", re.IGNORECASE)
+
+
 def first_tagged_answer(reply: str) -> tuple[str | None, str | None]:
     """The answer segment ``<a>...</a>`` of a reply to a prefilled prompt.
 
@@ -371,13 +383,9 @@ def first_tagged_answer(reply: str) -> tuple[str | None, str | None]:
     if not tags:
         if "</a>" in reply.lower() or opened is None:
             return None, "no <a>...</a> answer"
-        start = opened.start()
-        while reply[start:start + 3].lower() == "<a>":  # "<a><a><a>...": read after the last
-            start += 3
-            while start < len(reply) and reply[start] in " \t":
-                start += 1
-        body = reply[start:].strip()
-        if not body:
+        start = _A_RUN.match(reply, opened.start()).end()  # "<a><a><a>...": read after the last
+        body = reply[start:start + MAX_GAP + 1].lstrip() and reply[start:].strip()
+        if not body:  # nothing, or nothing within MAX_GAP characters of the tag
             return None, "no <a>...</a> answer"
         return f"<a>{body}</a>", None
     own = [t for t in tags if not reported(reply, reply.rfind("<", 0, t.start))] or tags[:1]

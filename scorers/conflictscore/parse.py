@@ -231,13 +231,13 @@ def _drop_document_blocks(text: str) -> str:
 # JSON). Adjacent quantifiers use disjoint character classes, so a long run of
 # white space cannot backtrack.
 _TEXT_VERDICT = re.compile(
-    r"(?<![A-Za-z])(?:final\s)?(?:answer|label|verdict)(?:[\"“”'*_]*\s*[:：=]|\sis\b:?|\swould\sbe\b:?)"
-    r"[\"“”'*_`<\s]*([A-Za-z]+)(?![A-Za-z|])",
+    r"(?<![A-Za-z])(?:final\s)?(?:answer|label|verdict)(?:[\"“”'*_]{0,6}\s{0,20}[:：=]|\sis\b:?|\swould\sbe\b:?)"
+    r"[\"“”'*_`<\s]{0,100}([A-Za-z]+)(?![A-Za-z|])",
     re.IGNORECASE)
 
 
 # a label as the reply's first word: "IRRELEVANT ...", "**Irrelevant** - ...", "Supports. ..."
-_LEADING_LABEL = re.compile(r"[\s*_#>`\"'“‘\[(<]*([A-Za-z]+)(?![A-Za-z])([*_`\"'”’\])>]*)([^\n]?)")
+_LEADING_LABEL = re.compile(r"[\s*_#>`\"'“‘\[(<]{0,100}([A-Za-z]+)(?![A-Za-z])([*_`\"'”’\])>]*)([^\n]?)")
 
 
 def _leading_label(text: str) -> str | None:
