@@ -15,8 +15,10 @@ format lives in its plugin folder and builds on these.
 from conflict_eval.answers.choice import ChoiceParse, Method, letters_for, parse_choice
 from conflict_eval.answers.refusal import Refusal, find_refusal, is_refusal
 from conflict_eval.answers.reply import (
+    MAX_GAP,
     MAX_REPLY_CHARS,
     Tag,
+    blank_separated,
     clip,
     continues_prefill,
     first_tagged_answer,
@@ -32,7 +34,9 @@ from conflict_eval.answers.reply import (
 )
 
 __all__ = [
+    "MAX_GAP",
     "MAX_REPLY_CHARS",
+    "blank_separated",
     "ChoiceParse",
     "Refusal",
     "Method",

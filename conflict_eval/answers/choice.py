@@ -179,7 +179,7 @@ from conflict_eval.answers.letters import (
     _describe_letters, _lead, _more_letters, _normalise_letters, _read_letter,
 )
 from conflict_eval.answers.refusal import find_refusal
-from conflict_eval.answers.reply import MAX_REPLY_CHARS, clip, reported, revision_spans, tag_bodies
+from conflict_eval.answers.reply import MAX_REPLY_CHARS, blank_separated, clip, reported, revision_spans, tag_bodies
 
 
 Method = Literal["tag", "phrase", "lead", "paren", "bare", "delimited", "option_text"]
@@ -287,7 +287,12 @@ def _verdict_subject(text: str, start: int) -> bool:
 
 def _rule_phrase(text: str) -> list[Candidate]:
     found = []
-    for m in _PHRASE_RE.finditer(text):
+    parts = blank_separated(text)  # no phrase spans MAX_GAP blanks: padding costs the regexes nothing
+
+    def each(pattern: re.Pattern[str]):
+        return (m for start, end in parts for m in pattern.finditer(text, start, end))
+
+    for m in each(_PHRASE_RE):
         end = m.end()
         if end < len(text) and text[end] in "([" and text[end - 1].isalnum():
             continue  # "answer(s)": a bracket glued to the word is not a choice
@@ -299,15 +304,15 @@ def _rule_phrase(text: str) -> list[Candidate]:
                 or _LABEL_RE.search(text, m.start(), min(got[1], m.start() + 40)) is not None
             found.append((*got, _more_letters(text, *got, None), m.start(), explicit, "phrase"))
     for pattern in FINAL_MARKERS:  # \boxed{B}, {"answer": "B"}, | Final | B |: final answers
-        for m in pattern.finditer(text):
+        for m in each(pattern):
             found.append((m.group(1), m.start(1), _more_letters(text, m.group(1), m.start(1), None), m.start(), True,
                           "phrase"))
-    for m in _HEDGE_RE.finditer(text):  # "I think it's B.", "Probably B."
+    for m in each(_HEDGE_RE):  # "I think it's B.", "Probably B."
         h = _HEDGE_LETTER_RE.match(text, m.end())
         if h is not None and _read_letter(text, h.start(1)) is not None:
             found.append((h.group(1), h.start(1), _more_letters(text, h.group(1), h.start(1), None), m.start(), False,
                           "phrase"))
-    for m in _VERDICT_AFTER_RE.finditer(text):
+    for m in each(_VERDICT_AFTER_RE):
         letter = m.group(1)
         if letter in "ai" or not _verdict_subject(text, m.start()):
             continue  # "a is ...", "Vitamin C is the best": not a choice
