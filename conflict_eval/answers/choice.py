@@ -45,10 +45,9 @@ only consulted when every stronger one found nothing.
    London"). With ``options``, a lead followed on its line by exactly the
    text of a *different* option ("A – The placenta" where the placenta is
    option B) is a failure (``"ambiguous: letter A but the text of option
-   B"``). A lead ranks below the declarative rules: an own answer phrase
-   counts together with it as a second declaration (agreeing: fine; a
-   different letter: ambiguous unless revised, as below), and an answer tag
-   decides alone.
+   B"``). A lead ranks below the declarative rules: an own declaration
+   counts together with it (agreeing: fine; a different letter: ambiguous
+   unless an explicit final marker decides, as below).
 4. ``paren`` -- a parenthesised or bracketed letter anywhere: ``(A)``, ``[c]``.
 5. ``bare`` -- a line consisting only of a letter, optionally wrapped in
    markdown emphasis or quotes and followed by ``.``/``!``: ``B``, ``**b**``.
@@ -61,14 +60,23 @@ reply quotes or reports from a document does not count while the reply makes
 one of its own (:func:`reported`: ``The answer is A. While the second passage
 suggests the answer is B`` gives A; ``<a>A</a> ... Document 2 contains
 '<a>B</a>'`` gives A); a reply whose only declarations are reported is read
-from those. Among the declarations that count, a final answer ("Final answer:
-C") outranks other answer phrases; if they still name different letters, the
-last one wins only when the reply revises itself in between ("Answer: A ...
-no, Answer: B", "Actually, the answer is B"); otherwise the reply declares two
-answers and the result is a failure with reason ``"ambiguous: the reply
-declares different answers (...)"``. A declaration that joins several letters
-("Answer: B or C", "<a>A, D</a>", "the answer is (A) and (C)") is a failure
-with reason ``"ambiguous: ..."``. Rules 4-6 are *loose*: they
+from those. The declarations that count -- answer tags, answer phrases,
+final markers, hedges and the leading choice together, in text order -- are
+decided by :func:`_decide`: the **last explicit final marker wins**. Explicit
+by their form: "Final answer: C", an answer label ("Answer: B", "**Answer**:
+B", "**Answer — B**"; not "the answer is B" in running text), ``\boxed{B}``,
+a JSON answer field, a table row labelled final, and answer tags when all the
+reply's tags agree; explicit by a revision: any declaration after "Actually",
+"wait", "no,", "on second thought", "Final:" ... standing between it and the
+last earlier declaration of another letter ("Answer: A. Actually, the answer
+is B" is B). With no explicit marker, every declaration must name the same
+letter; otherwise the reply declares two answers and the result is a failure
+with reason ``"ambiguous: the reply declares different answers (...)"``. The
+decisive declaration may not join several letters ("Answer: B or C", "<a>A,
+D</a>", "the answer is (A) and (C)"): that is a failure with reason
+``"ambiguous: ..."``. A letter belongs to its phrase or tag only within
+:data:`~conflict_eval.answers.reply.MAX_GAP` (100) characters of white space
+and markup. Rules 4-6 are *loose*: they
 also match option listings and mentions ("(A) is wrong, (B) fits"). A loose
 rule therefore only decides when all of its matches name the same allowed
 letter (the last occurrence supplies ``span``). If a loose rule names several
