@@ -183,7 +183,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 from conflict_eval.answers.letters import (
-    _ANSWER_TAGS, _BARE_RE, _DELIM_RE, _HEDGE_LETTER_RE, _HEDGE_RE, _PAREN_RE, _PHRASE_RE, _VERDICT_AFTER_RE, FINAL_MARKERS,
+    _ANSWER_TAGS, _BARE_RE, _DELIM_RE, _HEDGE_LETTER_RE, _HEDGE_RE, _LABEL_RE, _PAREN_RE, _PHRASE_RE, _VERDICT_AFTER_RE,
+    FINAL_MARKERS,
     _describe_letters, _lead, _more_letters, _normalise_letters, _read_letter,
 )
 from conflict_eval.answers.refusal import find_refusal
@@ -256,9 +257,6 @@ def letters_for(n: int) -> str:
     return string.ascii_uppercase[:n]
 
 
-
-
-
 Candidate = tuple[str, int, tuple[str, ...], int, bool, str]
 """letter, offset, further joined letters, where the declaration starts,
 whether it is an explicit final marker, the rule that found it ("tag"/"phrase")"""
@@ -328,9 +326,6 @@ def _rule_phrase(text: str) -> list[Candidate]:
     found.sort(key=lambda c: c[1])
     return found
 
-
-#: What makes an answer phrase a label ("Answer: B", "Answer = B", "Answer — B").
-_LABEL_RE = re.compile(r"answer[ \t*_]*[:=\-–—]", re.IGNORECASE)
 
 
 def _rule_regex(pattern: re.Pattern[str]):
@@ -494,16 +489,10 @@ def parse_choice(
 
 
 def _decide(text: str, allowed: str, found: list[Candidate]) -> ChoiceParse:
-    """One letter from the reply's declarations (in text order).
-
-    A declaration is an *explicit final marker* when it is one by its form
-    ("Final answer: C", "Answer: B", ``\\boxed{B}``, a JSON answer field, a
-    table row labelled final, an answer tag when the reply's tags all agree) or when a revision ("Actually", "wait", "on
-    second thought", "Final:") stands between it and the last earlier
-    declaration of another letter. The last explicit marker decides, whatever
-    came before it; what follows it without a revision is its explanation.
-    With no explicit marker every declaration must name the same letter, else
-    the reply is ambiguous."""
+    """One letter from the reply's declarations (in text order): the last
+    explicit final marker (by its form, ``c[4]``; agreeing answer tags; or
+    after a revision since the last declaration of another letter) decides;
+    without one, every declaration must name the same letter (module docstring)."""
     def names(c: Candidate) -> set[str]:
         return {c[0].upper(), *c[2]}
 

@@ -137,6 +137,8 @@ _PHRASE_RE = re.compile(
     r"\s{0,20}(?:(?:option|choice|letter)\b\s{0,20})?",
     re.IGNORECASE,
 )
+#: What makes an answer phrase a label ("Answer: B", "Answer = B", "Answer — B").
+_LABEL_RE = re.compile(r"answer[ \t*_]*[:=\-–—]", re.IGNORECASE)
 _PAREN_RE = re.compile(r"(?<![A-Za-z0-9])[(\[][ \t]*([A-Za-z])[ \t]*[)\]]")
 _BARE_RE = re.compile(r"^[ \t*_\"'`“”‘’]*([A-Za-z])[ \t*_\"'`“”‘’.!]*$", re.MULTILINE)
 #: Not initials ("C. S. Lewis", as :func:`_line_choice`): a letter and a period

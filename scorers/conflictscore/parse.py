@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from conflict_eval.answers import ChoiceParse, parse_choice, revised, revision_before
+from conflict_eval.answers import ChoiceParse, parse_choice, revision_before
 from conflict_eval.records import LETTERS
 
 LABELS = ("SUPPORTS", "CONTRADICTS", "IRRELEVANT")
