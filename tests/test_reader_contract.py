@@ -12,6 +12,8 @@ import time
 import pytest
 
 from conflict_eval.answers import first_tagged_answer, parse_choice
+from conflict_eval.answers.extraction import read_extraction
+from conflict_eval.answers.span import read_span
 from conflict_eval.answers.yes_no import parse_yes_no
 from conflict_eval.scorers.conflictscore.parse import parse_label, parse_label_list
 from conflict_eval.scorers.microact.parse import parse_verdict
@@ -36,6 +38,10 @@ TABLE_A = "| step | choice |\n| --- | --- |\n| final | A |\n"
     # a declaration after a revision is explicit
     ("Answer: A. Actually, the answer is B.", "B"),
     ("Final answer: A\n\nWait, on second thought, I think it's C.", "C"),
+    # a letter standing right after a revision is a declaration, and explicit
+    ("A. Actually, B.", "B"),
+    ("B\n\nNo, wait: (C).", "C"),
+    ("A. I was wrong, it is B.", "B"),
     # markdown around the label
     ("**Answer**: C", "C"),
     ("**Answer**: B\n\nThe answer is C because ...", "B"),
@@ -43,6 +49,20 @@ TABLE_A = "| step | choice |\n| --- | --- |\n| final | A |\n"
 def test_parse_choice_the_last_explicit_marker_wins(reply, letter):
     parsed = parse_choice(reply)
     assert parsed.ok and parsed.letter == letter, parsed
+
+
+def test_read_extraction_follows_the_revision():
+    assert read_extraction("A. Actually, B.", "ABCD").letter == "B"
+
+
+@pytest.mark.parametrize("reply, value", [
+    ("Harborview. Actually, Rockport.", "Rockport"),
+    ("Answer: Harborview\nFinal answer: Rockport", "Rockport"),
+    ("Harborview\n\nNo, the other towns do not match.", "Harborview"),  # "No," opens an explanation
+    ("Harborview. Actually, I am not sure.", None),  # revised to a refusal: a counted failure
+])
+def test_read_span_last_explicit_marker(reply, value):
+    assert read_span(reply).value == value
 
 
 @pytest.mark.parametrize("reply", [

@@ -183,13 +183,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 from conflict_eval.answers.letters import (
-    _ANSWER_TAGS, _BARE_RE, _DELIM_RE, _HEDGE_LETTER_RE, _HEDGE_RE, _LABEL_RE, _PAREN_RE, _PHRASE_RE, _VERDICT_AFTER_RE,
-    FINAL_MARKERS,
-    _describe_letters, _lead, _more_letters, _normalise_letters, _read_letter,
+    _ANSWER_TAGS, _BARE_RE, _DELIM_RE, _HEDGE_LETTER_RE, _HEDGE_RE, _LABEL_RE, _PAREN_RE, _PHRASE_RE, _REVISED_LETTER_RE,
+    _VERDICT_AFTER_RE, FINAL_MARKERS, _describe_letters, _lead, _more_letters, _normalise_letters, _read_letter,
 )
 from conflict_eval.answers.refusal import find_refusal
-from conflict_eval.answers.reply import MAX_REPLY_CHARS, blank_separated, clip, reported, revision_spans, tag_bodies
-
+from conflict_eval.answers.reply import (MAX_REPLY_CHARS, REVISION_RE, blank_separated, clip, reported,
+                                         revision_spans, tag_bodies)
 
 Method = Literal["tag", "phrase", "lead", "paren", "bare", "delimited", "option_text"]
 
@@ -318,6 +317,9 @@ def _rule_phrase(text: str) -> list[Candidate]:
         if h is not None and _read_letter(text, h.start(1)) is not None:
             found.append((h.group(1), h.start(1), _more_letters(text, h.group(1), h.start(1), None), m.start(), False,
                           "phrase"))
+    for m in each(REVISION_RE):  # "A. Actually, B.": a letter right after a revision ("A"/"I" only as "A.")
+        if (h := _REVISED_LETTER_RE.match(text, m.end())) and (h[1] not in "AI" or text[h.end(1):h.end(1) + 1] in ".!)"):
+            found.append((h.group(1), h.start(1), (), m.end(), False, "phrase"))
     for m in each(_VERDICT_AFTER_RE):
         letter = m.group(1)
         if letter in "ai" or not _verdict_subject(text, m.start()):

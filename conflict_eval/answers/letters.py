@@ -190,6 +190,14 @@ _HEDGE_LETTER_RE = re.compile(
     re.IGNORECASE,
 )
 
+#: A letter standing right after a revision ("A. Actually, B.", "no, (C)",
+#: "On second thought: D"): it must end its clause, as a hedge's letter.
+_REVISED_LETTER_RE = re.compile(
+    r"[ \t,:;.!—–-]{0,6}(?:it['’]s[ \t]{1,3}|it[ \t]{1,3}is[ \t]{1,3})?[*_\"'`“‘(\[]{0,3}([A-Z])[)\]*_\"'`”’]{0,3}"
+    r"(?=[ \t]{0,3}(?:[.!,;:]|\r?$|\n)|[ \t]{1,3}(?:because|since|as)\b|[ \t]{1,3}[—–-])",
+    re.MULTILINE,
+)
+
 #: What makes a line plainly list options rather than explain a choice: no
 #: sentence punctuation or dash between two bracketed letters ("(A) Paris (B) London").
 _EXPLAINS = re.compile(r"[.;:!?—–]|\s-\s")

@@ -220,6 +220,10 @@ def revised(text: str, start: int, end: int) -> bool:
     return _REVISION_RE.search(text, start, max(start, end)) is not None
 
 
+REVISION_RE = _REVISION_RE
+"""The words by which a reply revises an earlier declaration (:func:`revised`)."""
+
+
 def revision_spans(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of every revision (:func:`revised`) in ``text``, in
     order: one scan, for a reader that asks about many ranges.
