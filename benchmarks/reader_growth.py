@@ -88,6 +88,12 @@ def render(after: dict[str, dict], before: dict[str, dict] | None, repeat: int) 
         "",
     ]
     if before:
+        lines += ["*Before*: the same script on the code before the change it measures (``--before``, the JSON an "
+                  "earlier run wrote with ``--json``); *after*: the code as it is. The `+ B` families put a letter "
+                  "after the spaces: at 20,000 spaces the 20,000-character cap cuts it (or the marker) off, so "
+                  "without `MAX_GAP` the two sizes take different reading paths. Ratios well under 10x come from "
+                  "readers that cap their input lower (ConflictScore's choice readers read 8,000 characters) or "
+                  "stop early.", ""]
         lines += ["| reader | before: worst family | before | after: worst family | after 2,000 -> 20,000 | after |",
                   "| --- | --- | ---: | --- | ---: | ---: |"]
     else:
