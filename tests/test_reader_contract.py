@@ -110,6 +110,12 @@ def test_parse_label_list_revised_list_wins():
     assert [p.label for p in parse_label_list(reply, 1)] == [C]
 
 
+def test_parse_label_list_revised_loose_object_wins():
+    one = '{"document": 1, "answer": "SUPPORTS"}\n%s{"document": 1, "answer": "CONTRADICTS"}'
+    assert [p.label for p in parse_label_list(one % "Actually, on reflection:\n", 1)] == [C]
+    assert parse_label_list(one % "", 1)[0].error.startswith("conflicting labels")  # no revision: never a pick
+
+
 @pytest.mark.parametrize("reply, value", [
     ("YES\n\nActually, on reflection:\nVerdict: NO", False),
     ("NO. Actually, YES.", True),

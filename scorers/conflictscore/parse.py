@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from conflict_eval.answers import ChoiceParse, parse_choice, revision_before
+from conflict_eval.answers import ChoiceParse, parse_choice, revised, revision_before
 from conflict_eval.records import LETTERS
 
 LABELS = ("SUPPORTS", "CONTRADICTS", "IRRELEVANT")
@@ -447,14 +447,17 @@ def parse_label_list(reply: str, n_documents: int) -> list[LabelParse]:
     top-level objects that carry both ``document`` and ``answer`` fields
     are used (one object per line); without those, the rows of a markdown
     table with a label cell (:func:`_table_entries`). Entries are matched to documents by
-    their ``document`` number (1-based); without a number, by position. A
-    document with no entry, an unknown label, or two entries that disagree
-    gets a failure; so does every document when the reply holds no list.
+    their ``document`` number (1-based); without a number, by position. The
+    last list is the last explicit marker; among one-per-line objects, a
+    later object for a document after a revision ("Actually: {...}") replaces
+    the earlier one. A document with no entry, an unknown label, or two
+    entries that disagree with no revision between them gets a failure; so
+    does every document when the reply holds no list.
     """
     n = n_documents if isinstance(n_documents, int) and n_documents > 0 else 0
     text = _drop_document_blocks(_text(reply, MAX_LABEL_LIST_CHARS))
-    lists, loose = [], []
-    for value in _json_values(text):
+    lists, loose, where = [], [], []
+    for start, _, value in _json_values_at(text):
         if isinstance(value, dict):
             inner = [v for v in value.values() if isinstance(v, list) and any(_is_entry(x) for x in v)]
             if inner:
@@ -462,12 +465,14 @@ def parse_label_list(reply: str, n_documents: int) -> list[LabelParse]:
             elif _answer_of(value)[0] and any(isinstance(k, str) and k.lower() in ("document", "doc")
                                               for k in value):
                 loose.append(value)
+                where.append(start)
         elif isinstance(value, list) and any(_is_entry(x) for x in value):
             lists.append(value)
     entries = lists[-1] if lists else loose or _table_entries(text)
     if not entries:
         return [LabelParse(None, error=f"no JSON list of labels in reply {_preview(text)}")] * n
     out: list[LabelParse | None] = [None] * n
+    seen = [0] * n  # where a loose object's entry for each document was read
     for pos, entry in enumerate(entries):
         if isinstance(entry, dict):
             number = _document_number(entry, pos)
@@ -479,8 +484,9 @@ def parse_label_list(reply: str, n_documents: int) -> list[LabelParse]:
         if parsed is None or number is None or not 1 <= number <= n:
             continue
         prev = out[number - 1]
-        if prev is None:
-            out[number - 1] = parsed
+        if prev is None or (not lists and loose and revised(text, seen[number - 1], where[pos])):
+            out[number - 1] = parsed  # first, or a loose object after a revision ("Actually: {...}")
+            seen[number - 1] = where[pos] if not lists and loose else 0
         elif prev.label != parsed.label:
             out[number - 1] = LabelParse(None, error=f"conflicting labels for document {number}: "
                                                      f"{prev.label or prev.error} and {parsed.label or parsed.error}")
