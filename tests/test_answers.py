@@ -369,7 +369,7 @@ def test_leading_choice_and_final_answer(text, letter):
 @pytest.mark.parametrize("text, reason", [
     ("A or B", "no choice letter found"),
     ("The answer is A or B.", "ambiguous: the answer names several letters (A, B)"),
-    ("Answer: A\n\nAnswer: B", "ambiguous: the reply declares different answers (A, B)"),
+    # (two explicit answer labels, "Answer: A" then "Answer: B": the last one wins, tests/test_reader_contract.py)
     ("B: Biochemistry does not study gluons.\n\nHowever, the correct answer is A.",
      "ambiguous: the reply declares different answers (B, A)"),
     ("A. Gluons are studied in particle physics.\nB. Biochemistry does not study gluons.",  # a listing

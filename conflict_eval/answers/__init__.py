@@ -17,8 +17,10 @@ format lives in its plugin folder and builds on these.
 from conflict_eval.answers.choice import ChoiceParse, Method, letters_for, parse_choice
 from conflict_eval.answers.refusal import Refusal, find_refusal, reads_as_refusal
 from conflict_eval.answers.reply import (
+    MAX_GAP,
     MAX_REPLY_CHARS,
     Tag,
+    blank_separated,
     clip,
     continues_prefill,
     first_tagged_answer,
@@ -28,11 +30,15 @@ from conflict_eval.answers.reply import (
     restore_prefill,
     revised,
     revised_tag,
+    revision_before,
+    revision_spans,
     tag_bodies,
 )
 
 __all__ = [
+    "MAX_GAP",
     "MAX_REPLY_CHARS",
+    "blank_separated",
     "ChoiceParse",
     "Refusal",
     "Method",
@@ -50,6 +56,8 @@ __all__ = [
     "restore_prefill",
     "revised",
     "revised_tag",
+    "revision_before",
+    "revision_spans",
     "tag_bodies",
 ]
 

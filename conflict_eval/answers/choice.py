@@ -45,10 +45,9 @@ only consulted when every stronger one found nothing.
    London"). With ``options``, a lead followed on its line by exactly the
    text of a *different* option ("A – The placenta" where the placenta is
    option B) is a failure (``"ambiguous: letter A but the text of option
-   B"``). A lead ranks below the declarative rules: an own answer phrase
-   counts together with it as a second declaration (agreeing: fine; a
-   different letter: ambiguous unless revised, as below), and an answer tag
-   decides alone.
+   B"``). A lead ranks below the declarative rules: an own declaration
+   counts together with it (agreeing: fine; a different letter: ambiguous
+   unless an explicit final marker decides, as below).
 4. ``paren`` -- a parenthesised or bracketed letter anywhere: ``(A)``, ``[c]``.
 5. ``bare`` -- a line consisting only of a letter, optionally wrapped in
    markdown emphasis or quotes and followed by ``.``/``!``: ``B``, ``**b**``.
@@ -61,14 +60,23 @@ reply quotes or reports from a document does not count while the reply makes
 one of its own (:func:`reported`: ``The answer is A. While the second passage
 suggests the answer is B`` gives A; ``<a>A</a> ... Document 2 contains
 '<a>B</a>'`` gives A); a reply whose only declarations are reported is read
-from those. Among the declarations that count, a final answer ("Final answer:
-C") outranks other answer phrases; if they still name different letters, the
-last one wins only when the reply revises itself in between ("Answer: A ...
-no, Answer: B", "Actually, the answer is B"); otherwise the reply declares two
-answers and the result is a failure with reason ``"ambiguous: the reply
-declares different answers (...)"``. A declaration that joins several letters
-("Answer: B or C", "<a>A, D</a>", "the answer is (A) and (C)") is a failure
-with reason ``"ambiguous: ..."``. Rules 4-6 are *loose*: they
+from those. The declarations that count -- answer tags, answer phrases,
+final markers, hedges and the leading choice together, in text order -- are
+decided by :func:`_decide`: the **last explicit final marker wins**. Explicit
+by their form: "Final answer: C", an answer label ("Answer: B", "**Answer**:
+B", "**Answer — B**"; not "the answer is B" in running text), ``\boxed{B}``,
+a JSON answer field, a table row labelled final, and answer tags when all the
+reply's tags agree; explicit by a revision: any declaration after "Actually",
+"wait", "no,", "on second thought", "Final:" ... standing between it and the
+last earlier declaration of another letter ("Answer: A. Actually, the answer
+is B" is B). With no explicit marker, every declaration must name the same
+letter; otherwise the reply declares two answers and the result is a failure
+with reason ``"ambiguous: the reply declares different answers (...)"``. The
+decisive declaration may not join several letters ("Answer: B or C", "<a>A,
+D</a>", "the answer is (A) and (C)"): that is a failure with reason
+``"ambiguous: ..."``. A letter belongs to its phrase or tag only within
+:data:`~conflict_eval.answers.reply.MAX_GAP` (100) characters of white space
+and markup. Rules 4-6 are *loose*: they
 also match option listings and mentions ("(A) is wrong, (B) fits"). A loose
 rule therefore only decides when all of its matches name the same allowed
 letter (the last occurrence supplies ``span``). If a loose rule names several
@@ -175,12 +183,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 from conflict_eval.answers.letters import (
-    _ANSWER_TAGS, _BARE_RE, _DELIM_RE, _HEDGE_LETTER_RE, _HEDGE_RE, _PAREN_RE, _PHRASE_RE, _VERDICT_AFTER_RE, FINAL_MARKERS,
-    _describe_letters, _lead, _more_letters, _normalise_letters, _read_letter,
+    _ANSWER_TAGS, _BARE_RE, _DELIM_RE, _HEDGE_LETTER_RE, _HEDGE_RE, _LABEL_RE, _PAREN_RE, _PHRASE_RE, _REVISED_LETTER_RE,
+    _VERDICT_AFTER_RE, FINAL_MARKERS, _describe_letters, _lead, _more_letters, _normalise_letters, _read_letter,
 )
 from conflict_eval.answers.refusal import find_refusal
-from conflict_eval.answers.reply import MAX_REPLY_CHARS, clip, reported, revised, tag_bodies
-
+from conflict_eval.answers.reply import (MAX_REPLY_CHARS, REVISION_RE, blank_separated, clip, reported,
+                                         revision_spans, tag_bodies)
 
 Method = Literal["tag", "phrase", "lead", "paren", "bare", "delimited", "option_text"]
 
@@ -248,11 +256,9 @@ def letters_for(n: int) -> str:
     return string.ascii_uppercase[:n]
 
 
-
-
-
-Candidate = tuple[str, int, tuple[str, ...], int, bool]
-"""letter, offset, further joined letters, where the declaration starts, whether it is a final answer"""
+Candidate = tuple[str, int, tuple[str, ...], int, bool, str]
+"""letter, offset, further joined letters, where the declaration starts,
+whether it is an explicit final marker, the rule that found it ("tag"/"phrase")"""
 
 
 def _rule_tag(text: str) -> list[Candidate]:
@@ -261,7 +267,7 @@ def _rule_tag(text: str) -> list[Candidate]:
         got = _read_letter(text, tag.start, tag.end)
         if got is not None:
             opening = text.rfind("<", 0, tag.start)
-            found.append((*got, _more_letters(text, *got, tag.end), opening, True))
+            found.append((*got, _more_letters(text, *got, tag.end), opening, False, "tag"))
     return found
 
 
@@ -286,28 +292,42 @@ def _verdict_subject(text: str, start: int) -> bool:
 
 def _rule_phrase(text: str) -> list[Candidate]:
     found = []
-    for m in _PHRASE_RE.finditer(text):
+    parts = blank_separated(text)  # no phrase spans MAX_GAP blanks: padding costs the regexes nothing
+
+    def each(pattern: re.Pattern[str]):
+        return (m for start, end in parts for m in pattern.finditer(text, start, end))
+
+    for m in each(_PHRASE_RE):
         end = m.end()
         if end < len(text) and text[end] in "([" and text[end - 1].isalnum():
             continue  # "answer(s)": a bracket glued to the word is not a choice
         got = _read_letter(text, end)
         if got is not None:
-            final = text[m.start():m.start() + 5].lower() == "final"
-            found.append((*got, _more_letters(text, *got, None), m.start(), final))
+            # An explicit final marker: "Final answer ...", or an answer label
+            # ("Answer: B", "**Answer — B**"), not running text ("the answer is B").
+            explicit = text[m.start():m.start() + 5].lower() == "final" \
+                or _LABEL_RE.search(text, m.start(), min(got[1], m.start() + 40)) is not None
+            found.append((*got, _more_letters(text, *got, None), m.start(), explicit, "phrase"))
     for pattern in FINAL_MARKERS:  # \boxed{B}, {"answer": "B"}, | Final | B |: final answers
-        for m in pattern.finditer(text):
-            found.append((m.group(1), m.start(1), _more_letters(text, m.group(1), m.start(1), None), m.start(), True))
-    for m in _HEDGE_RE.finditer(text):  # "I think it's B.", "Probably B."
+        for m in each(pattern):
+            found.append((m.group(1), m.start(1), _more_letters(text, m.group(1), m.start(1), None), m.start(), True,
+                          "phrase"))
+    for m in each(_HEDGE_RE):  # "I think it's B.", "Probably B."
         h = _HEDGE_LETTER_RE.match(text, m.end())
         if h is not None and _read_letter(text, h.start(1)) is not None:
-            found.append((h.group(1), h.start(1), _more_letters(text, h.group(1), h.start(1), None), m.start(), False))
-    for m in _VERDICT_AFTER_RE.finditer(text):
+            found.append((h.group(1), h.start(1), _more_letters(text, h.group(1), h.start(1), None), m.start(), False,
+                          "phrase"))
+    for m in each(REVISION_RE):  # "A. Actually, B.": a letter right after a revision ("A"/"I" only as "A.")
+        if (h := _REVISED_LETTER_RE.match(text, m.end())) and (h[1] not in "AI" or text[h.end(1):h.end(1) + 1] in ".!)"):
+            found.append((h.group(1), h.start(1), (), m.end(), False, "phrase"))
+    for m in each(_VERDICT_AFTER_RE):
         letter = m.group(1)
         if letter in "ai" or not _verdict_subject(text, m.start()):
             continue  # "a is ...", "Vitamin C is the best": not a choice
-        found.append((letter, m.start(1), (), m.start(), False))
+        found.append((letter, m.start(1), (), m.start(), False, "phrase"))
     found.sort(key=lambda c: c[1])
     return found
+
 
 
 def _rule_regex(pattern: re.Pattern[str]):
@@ -470,21 +490,36 @@ def parse_choice(
     return parsed
 
 
-def _decide(text: str, allowed: str, method: Method, found: list[Candidate]) -> ChoiceParse:
-    """One letter from a rule's declarations (in text order): final-answer
-    declarations outrank the others; among the rest the last one counts when
-    they agree or when a revision ("Actually, ...", "no, ...") stands between
-    it and the last declaration of another letter, else the reply is ambiguous."""
-    finals = [c for c in found if c[4]]
-    if finals and len(finals) < len(found) and method == "phrase":
-        found = finals
-    letter, at, more, start, _ = found[-1]
+def _decide(text: str, allowed: str, found: list[Candidate]) -> ChoiceParse:
+    """One letter from the reply's declarations (in text order): the last
+    explicit final marker (by its form, ``c[4]``; agreeing answer tags; or
+    after a revision since the last declaration of another letter) decides;
+    without one, every declaration must name the same letter (module docstring)."""
+    def names(c: Candidate) -> set[str]:
+        return {c[0].upper(), *c[2]}
+
+    tags_agree = len({frozenset(names(c)) for c in found if c[5] == "tag"}) == 1
+    revisions = revision_spans(text)
+    starts = [a for a, _ in revisions]
+
+    def revised_between(start: int, end: int) -> bool:
+        k = bisect.bisect_left(starts, start)
+        return k < len(revisions) and revisions[k][1] <= end
+
+    marked = []
+    other = None  # the last earlier declaration naming something else (one pass, so linear)
+    for i, c in enumerate(found):
+        if i and names(found[i - 1]) != names(c):
+            other = found[i - 1]
+        marked.append(c[4] or (c[5] == "tag" and tags_agree)
+                      or other is not None and revised_between(other[1] + 1, c[3]))
+    explicit = [c for c, e in zip(found, marked) if e]
+    letter, at, more, start, _, method = explicit[-1] if explicit else found[-1]
     up = letter.upper()
     if more:
         named = ", ".join([up, *more])
         return ChoiceParse.failure(f"ambiguous: the answer names several letters ({named})")
-    others = [c for c in found if c[0].upper() != up]
-    if others and not revised(text, others[-1][1] + 1, start):
+    if not explicit and any(c[0].upper() != up for c in found):
         named = ", ".join(dict.fromkeys(c[0].upper() for c in found))
         return ChoiceParse.failure(f"ambiguous: the reply declares different answers ({named})")
     if up not in allowed:
@@ -496,18 +531,18 @@ def _decide(text: str, allowed: str, method: Method, found: list[Candidate]) -> 
 
 def _parse_choice(text: str, allowed: str, options: Sequence[str] | None) -> ChoiceParse:
     # Declarative rules: the model's own declarations (not text quoted or
-    # reported from a document) of the strongest rule that has any decide;
-    # an invalid letter is a failure.
-    declared = [(method, rule(text)) for method, rule in _DECLARATIVE_RULES]
+    # reported from a document) -- answer tags, answer phrases, final markers,
+    # hedges naming one option, and the choice the reply opens with -- decide
+    # together (:func:`_decide`); an invalid letter is a failure.
+    declared = sorted((c for _, rule in _DECLARATIVE_RULES for c in rule(text)), key=lambda c: c[1])
     lead = _lead(text, allowed)
-    for method, found in declared:
-        own = [c for c in found if not reported(text, c[3])]
-        if own:
-            if method == "phrase" and lead is not None and all(c[1] != lead[1] for c in own):
-                # A reply that opens with its choice and declares it again later
-                # ("B: ... so the answer is B"): both count, as two declarations.
-                own = sorted([(lead[0], lead[1], (), lead[2], False), *own], key=lambda c: c[1])
-            return _decide(text, allowed, method, own)
+    own = [c for c in declared if not reported(text, c[3])]
+    if own:
+        if lead is not None and all(c[1] != lead[1] for c in own):
+            # A reply that opens with its choice and declares it again later
+            # ("B: ... so the answer is B"): both count, as two declarations.
+            own = sorted([(lead[0], lead[1], (), lead[2], False, "lead"), *own], key=lambda c: c[1])
+        return _decide(text, allowed, own)
     if lead is not None:
         # The reply opens with its choice ("B: Biochemistry does not study
         # gluons.", "(B)" then an explanation, "E (walked)"): what follows is
@@ -518,9 +553,8 @@ def _parse_choice(text: str, allowed: str, options: Sequence[str] | None) -> Cho
             return ChoiceParse.failure(f"ambiguous: letter {up} but the text of option {allowed[other]}")
         return ChoiceParse(letter=up, ok=True, span=(lead[1], lead[1] + 1), method="lead",
                            index=allowed.index(up))
-    for method, found in declared:  # only reported declarations: they are all the reply says
-        if found:
-            return _decide(text, allowed, method, found)
+    if declared:  # only reported declarations: they are all the reply says
+        return _decide(text, allowed, declared)
 
     # Loose rules: decide only when all matches agree.
     ambiguous: list[str] | None = None

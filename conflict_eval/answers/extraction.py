@@ -72,6 +72,9 @@ def read_extraction(grader_reply: str, letters: str) -> ChoiceParse:
     head = text.lstrip().lstrip("*_`(\"'[")
     if head.upper().startswith(("NONE", "NO OPTION")):
         return ChoiceParse.failure("the grader found no choice (NONE)")
+    parsed = parse_choice(text, letters)
+    if parsed.ok or (parsed.reason or "").startswith("ambiguous"):
+        return parsed  # every signal of the reply (a revision too: "A. Actually, B." is B)
     # asked for one letter: a reply that opens with an allowed letter standing alone
     # ("B", "B.", "B: Rome", "(B)", "**B**") answers with it
     after = head[1:3]
@@ -79,7 +82,7 @@ def read_extraction(grader_reply: str, letters: str) -> ChoiceParse:
             not after or after[0] in _AFTER_LETTER or (after[0] == " " and after[1:] in _AFTER_SPACE)):
         letter = head[0].upper()
         return ChoiceParse(letter, True, None, None, "bare", letters.upper().index(letter))
-    return parse_choice(text, letters)
+    return parsed
 
 
 async def extract_choice(reply: str, options: Sequence[str] | None, letters: str, role: str = "grader") -> Extraction:

@@ -6,6 +6,8 @@ import re
 import string
 from collections.abc import Sequence
 
+from conflict_eval.answers.reply import MAX_GAP
+
 #: Words that may follow a stand-alone "A"/"I" after an answer phrase without
 #: turning the letter into an English article/pronoun ("The answer is A because").
 _CONNECTIVES = frozenset(
@@ -77,14 +79,15 @@ _WORD_AFTER_RE = re.compile(r"[ \t]+([A-Za-z]{1,40})")
 
 
 def _read_letter(text: str, pos: int, end: int | None = None) -> tuple[str, int] | None:
-    """Read a stand-alone letter starting at ``pos`` (after optional markup).
+    """Read a stand-alone letter starting at ``pos`` (after optional markup,
+    at most :data:`MAX_GAP` characters of it).
 
     Returns ``(letter, offset)`` or ``None`` when the text at ``pos`` is not a
     stand-alone choice letter. ``end`` bounds the region (for tag bodies); the
     text is never copied, so reading many tags stays linear.
     """
     limit = len(text) if end is None else end
-    pos = _skip(text, pos, " \t\r\n" + _MARKUP, limit)
+    pos = _skip(text, pos, " \t\r\n" + _MARKUP, min(limit, pos + MAX_GAP))
     bracketed = False
     if pos < limit and text[pos] in "([":
         bracketed = True
@@ -120,20 +123,22 @@ def _read_letter(text: str, pos: int, end: int | None = None) -> tuple[str, int]
 
 _ANSWER_TAGS = ("a", "answer")
 
-_COPULA = r"(?:is|would\s+be|should\s+be|must\s+be|will\s+be|=)"
+_COPULA = r"(?:is|would\s{1,20}be|should\s{1,20}be|must\s{1,20}be|will\s{1,20}be|=)"
 _PHRASE_RE = re.compile(
-    r"\b(?:(?:final|correct|right|best|true)\s+(?:answer|option|choice|letter)|answer"
-    r"|(?:i|we)(?:\s+(?:would|will|should)|['’]d|['’]ll)?\s+(?:choose|select|pick|go\s+with))\b"
+    r"\b(?:(?:final|correct|right|best|true)\s{1,20}(?:answer|option|choice|letter)|answer"
+    r"|(?:i|we)(?:\s{1,20}(?:would|will|should)|['’]d|['’]ll)?\s{1,20}(?:choose|select|pick|go\s{1,20}with))\b"
     r"(?:"
     # "answer to the question is B" / "answer for this: B"
-    rf"\s+(?:to|for|of)\b[^.\n:]{{0,80}}?(?:\s+{_COPULA}|\s*:)"
+    rf"\s{{1,20}}(?:to|for|of)\b[^.\n:]{{0,80}}?(?:\s{{1,20}}{_COPULA}|\s{{0,20}}:)"
     r"|"
     # "answer is B", "answer: B", "answer is: B", "answer - B", "answer B"
-    rf"(?:\s+{_COPULA})?\s*[:=\-–—]?"
+    rf"(?:\s{{1,20}}{_COPULA})?[*_]{{0,3}}\s{{0,20}}[:=\-–—]?"
     r")"
-    r"\s*(?:(?:option|choice|letter)\b\s*)?",
+    r"\s{0,20}(?:(?:option|choice|letter)\b\s{0,20})?",
     re.IGNORECASE,
 )
+#: What makes an answer phrase a label ("Answer: B", "Answer = B", "Answer — B").
+_LABEL_RE = re.compile(r"answer[ \t*_]*[:=\-–—]", re.IGNORECASE)
 _PAREN_RE = re.compile(r"(?<![A-Za-z0-9])[(\[][ \t]*([A-Za-z])[ \t]*[)\]]")
 _BARE_RE = re.compile(r"^[ \t*_\"'`“”‘’]*([A-Za-z])[ \t*_\"'`“”‘’.!]*$", re.MULTILINE)
 #: Not initials ("C. S. Lewis", as :func:`_line_choice`): a letter and a period
@@ -183,6 +188,14 @@ _HEDGE_LETTER_RE = re.compile(
     r"[ \t]{0,3}:?[ \t]{1,3}(?:(?:option|choice|answer)[ \t]{1,3})?[*_\"'`“‘(\[]{0,3}([A-Za-z])[)\]*_\"'`”’]{0,3}"
     r"(?=[ \t]{0,3}(?:[.!,;:]|\r?$|\n)|[ \t]{1,3}(?:because|since|as)\b|[ \t]{1,3}[—–-])",
     re.IGNORECASE,
+)
+
+#: A letter standing right after a revision ("A. Actually, B.", "no, (C)",
+#: "On second thought: D"): it must end its clause, as a hedge's letter.
+_REVISED_LETTER_RE = re.compile(
+    r"[ \t,:;.!—–-]{0,6}(?:it['’]s[ \t]{1,3}|it[ \t]{1,3}is[ \t]{1,3})?[*_\"'`“‘(\[]{0,3}([A-Z])[)\]*_\"'`”’]{0,3}"
+    r"(?=[ \t]{0,3}(?:[.!,;:]|\r?$|\n)|[ \t]{1,3}(?:because|since|as)\b|[ \t]{1,3}[—–-])",
+    re.MULTILINE,
 )
 
 #: What makes a line plainly list options rather than explain a choice: no

@@ -72,7 +72,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from conflict_eval.answers.reply import clip, reported
+from conflict_eval.answers.reply import blank_separated, clip, reported
 from conflict_eval.answers.text_metrics import fold_quotes
 
 __all__ = ["Refusal", "find_refusal", "reads_as_refusal"]
@@ -234,9 +234,10 @@ def find_refusal(text: str, *, answer_slot: bool = False) -> Refusal | None:
         m = _SLOT_OPENING_RE.match(text, lead)
         if m is not None and _sincere(text, m.start(), m.end()):
             return Refusal(written[m.start():m.end()], m.span())
-    for m in _REFUSAL_RE.finditer(text):
-        if _sincere(text, m.start(), m.end()):
-            return Refusal(written[m.start():m.end()], m.span())
+    for start, end in blank_separated(text):  # no refusal spans a run of MAX_GAP blanks
+        for m in _REFUSAL_RE.finditer(text, start, end):
+            if _sincere(text, m.start(), m.end()):
+                return Refusal(written[m.start():m.end()], m.span())
     return None
 
 

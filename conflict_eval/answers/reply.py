@@ -20,6 +20,37 @@ every parser's time bounded whatever the model writes. Each parser says in its
 docstring which end of an over-long reply it keeps."""
 
 
+MAX_GAP = 100
+"""How far (in white space and markup) an answer may stand from the marker
+that declares it (an answer phrase, an unclosed ``<a>``, ``Final answer:``):
+``Answer:\n\n**B**`` is B, but a letter after a run of hundreds of blank
+characters is not the marker's answer. The bound also keeps a marker followed
+by 2,000 or by 20,000 spaces (then a letter) on one reading path, so a reader's
+time grows linearly there too."""
+
+
+_BLANK_RUN = re.compile(rf"[ \t\r\n]{{{MAX_GAP},}}")
+
+
+def blank_separated(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of the parts of ``text`` between runs of at least
+    :data:`MAX_GAP` blank characters (no phrase spans such a run). A reader
+    runs a costly many-branch regex over these parts only, so a reply padded
+    with 20,000 spaces costs it next to nothing.
+
+    >>> blank_separated("a" + " " * 200 + "b")
+    [(0, 1), (201, 202)]
+    """
+    parts, pos = [], 0
+    for m in _BLANK_RUN.finditer(text):
+        if m.start() > pos:
+            parts.append((pos, m.start()))
+        pos = m.end()
+    if pos < len(text):
+        parts.append((pos, len(text)))
+    return parts
+
+
 def clip(text: str, keep: Literal["head", "tail"] = "head", limit: int = MAX_REPLY_CHARS) -> str:
     """The first (``keep="head"``) or last (``keep="tail"``) ``limit`` characters of ``text``.
 
@@ -189,6 +220,37 @@ def revised(text: str, start: int, end: int) -> bool:
     return _REVISION_RE.search(text, start, max(start, end)) is not None
 
 
+REVISION_RE = _REVISION_RE
+"""The words by which a reply revises an earlier declaration (:func:`revised`)."""
+
+
+def revision_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every revision (:func:`revised`) in ``text``, in
+    order: one scan, for a reader that asks about many ranges.
+
+    >>> revision_spans("A. Actually, B. No, C.")
+    [(3, 11), (16, 19)]
+    """
+    return [m.span() for m in _REVISION_RE.finditer(text)]
+
+
+_REVISION_JUST_BEFORE = re.compile(
+    rf"(?:{_REVISION_RE.pattern})[ \t,:;.!?—–*_\"'()-]*(?:it[ \t]+|it['’]s[ \t]+|it[ \t]+is[ \t]+)?$", re.IGNORECASE)
+
+
+def revision_before(text: str, pos: int) -> bool:
+    """Whether a revision ("Actually,", "no,", "on second thought,",
+    "Final:") stands right before ``pos``, with at most punctuation, markup
+    and "it"/"it's" between: ``SUPPORTS. Actually, CONTRADICTS`` revises to
+    the word at ``pos``. Looks 40 characters back at most.
+
+    >>> text = "SUPPORTS. Actually, CONTRADICTS"
+    >>> revision_before(text, text.index("CONTRA")), revision_before(text, 0)
+    (True, False)
+    """
+    return _REVISION_JUST_BEFORE.search(text, max(0, pos - 40), pos) is not None
+
+
 def _says(text: str, tag: Tag) -> str:
     return tag.body(text).strip().strip("()[].*_ ").casefold()
 
@@ -307,6 +369,9 @@ def restore_prefill(prompt: str, reply: str) -> str:
     return reply
 
 
+_A_RUN = re.compile(r"<a[ \t\r\n]*>(?:[ \t]*<a>)*", re.IGNORECASE)
+
+
 def first_tagged_answer(reply: str) -> tuple[str | None, str | None]:
     """The answer segment ``<a>...</a>`` of a reply to a prefilled prompt.
 
@@ -344,13 +409,9 @@ def first_tagged_answer(reply: str) -> tuple[str | None, str | None]:
     if not tags:
         if "</a>" in reply.lower() or opened is None:
             return None, "no <a>...</a> answer"
-        start = opened.start()
-        while reply[start:start + 3].lower() == "<a>":  # "<a><a><a>...": read after the last
-            start += 3
-            while start < len(reply) and reply[start] in " \t":
-                start += 1
-        body = reply[start:].strip()
-        if not body:
+        start = _A_RUN.match(reply, opened.start()).end()  # "<a><a><a>...": read after the last
+        body = reply[start:start + MAX_GAP + 1].lstrip() and reply[start:].strip()
+        if not body:  # nothing, or nothing within MAX_GAP characters of the tag
             return None, "no <a>...</a> answer"
         return f"<a>{body}</a>", None
     own = [t for t in tags if not reported(reply, reply.rfind("<", 0, t.start))] or tags[:1]

@@ -66,7 +66,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from conflict_eval.answers.reply import clip
+from conflict_eval.answers.refusal import find_refusal
+from conflict_eval.answers.reply import REVISION_RE, clip
 from conflict_eval.answers.text_metrics import fold_quotes
 
 __all__ = ["MAX_SPAN_WORDS", "Span", "read_span", "trim_span"]
@@ -218,11 +219,42 @@ def read_span(reply: str, max_words: int = MAX_SPAN_WORDS) -> Span:
     if not isinstance(reply, str) or not reply.strip():
         return Span(None, "empty reply")
     text = _FENCE_RE.sub("", clip(reply, "head"))
-    for line in text.splitlines():
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
         bare = _strip_edges(line)
         if not bare:
             continue
         if _LABEL_RE.fullmatch(bare + ":") or _LABEL_RE.fullmatch(bare):
             continue  # "Answer:" alone on its line: the span follows
-        return trim_span(line, max_words)
+        later = _later_marker("\n".join(lines[i:]), len(line), max_words)
+        return later if later is not None else trim_span(line, max_words)
     return Span(None, "no span found")
+
+
+#: A later line that states the answer again ("Final answer: Rockport").
+_ANSWER_LINE_RE = re.compile(r"^[ \t*_#>-]{0,6}(?:final[ \t]{1,3})?answer[ \t*_]{0,3}[:\-–—][ \t*_]{0,3}(?=\S)",
+                             re.IGNORECASE | re.MULTILINE)
+
+
+def _later_marker(text: str, first_end: int, max_words: int) -> Span | None:
+    """The span of the last explicit marker after the first line (the reader
+    contract: the last explicit final marker wins): a later ``Answer:`` /
+    ``Final answer:`` line, or a span standing right after a revision
+    ("Harborview. Actually, Rockport."). Only markers that give a readable
+    span count; ``None`` when there is none."""
+    found: list[tuple[int, Span]] = []
+    for m in _ANSWER_LINE_RE.finditer(text, first_end):
+        end = text.find("\n", m.end())
+        span = trim_span(text[m.end():end if end >= 0 else len(text)], max_words)
+        if span.value is not None:
+            found.append((m.start(), span))
+    for m in REVISION_RE.finditer(text):
+        end = text.find("\n", m.end())
+        rest = text[m.end():end if end >= 0 else len(text)].lstrip(" \t,:;.!—–-")
+        if m.group(0)[:2].lower() == "no" or not rest:
+            continue  # "No, the other towns ..." opens an explanation, not a new span
+        if find_refusal(rest) is not None:  # "Actually, I am not sure.": no span at all
+            found.append((m.start(), Span(None, "revised to a refusal, not a span")))
+        elif (span := trim_span(rest, max_words)).value is not None:
+            found.append((m.start(), span))
+    return max(found, key=lambda f: f[0])[1] if found else None

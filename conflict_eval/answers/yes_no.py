@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from conflict_eval.answers.reply import clip, reported, revised
+from conflict_eval.answers.reply import clip, reported, revised, revision_before
 
 
 @dataclass(frozen=True)
@@ -54,10 +54,11 @@ def _is_verdict(text: str, m: re.Match) -> bool:
     return nxt is None or nxt.group(1).lower() not in _NO_IDIOMS
 
 
-def _labels(text: str, tokens: dict[int, str]) -> list[tuple[int, int, str]]:
-    """Every answer label and its yes/no: ``(label start, token start, value)``
-    for "Answer: No", "the answer is yes", "Final verdict - no", "The answer
-    to the question is definitely yes"."""
+def _labels(text: str, tokens: dict[int, str]) -> list[tuple[int, int, str, bool]]:
+    """Every answer label and its yes/no: ``(label start, token start, value,
+    explicit)`` for "Answer: No", "the answer is yes", "Final verdict - no",
+    "The answer to the question is definitely yes"; *explicit*: a label field
+    ("Answer: No", "Verdict - yes") or a final one ("the final answer is no")."""
     found = []
     for m in _LABEL_RE.finditer(text):
         window_end = min(len(text), m.end() + 80)
@@ -75,21 +76,22 @@ def _labels(text: str, tokens: dict[int, str]) -> list[tuple[int, int, str]]:
                     pos += 1
                 break
         if pos in tokens:
-            found.append((m.start(), pos, tokens[pos]))
+            final = text[max(0, m.start() - 6):m.start()].lower().rstrip(" \t*_").endswith("final")
+            found.append((m.start(), pos, tokens[pos], final or link.group() in (":", "=", "-", "–", "—")))
     return found
 
 
-def _own(text: str, found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+def _own(text: str, found: list[tuple]) -> list[tuple]:
     """The declarations the reply makes itself; all of them when every one is
     quoted or reported from a document (:func:`conflict_eval.answers.reported`)."""
     own = [f for f in found if not reported(text, f[0])]
     return own or found
 
 
-def _agreeing(text: str, found: list[tuple[int, int, str]]) -> str | None:
+def _agreeing(text: str, found: list[tuple]) -> str | None:
     """The last value, unless an earlier one differs and the reply does not
     revise itself in between; ``None`` for two different answers."""
-    last_start, _, value = found[-1]
+    last_start, _, value = found[-1][:3]
     others = [f for f in found if f[2] != value]
     if others and not revised(text, others[-1][1] + 1, last_start):
         return None
@@ -106,7 +108,11 @@ def parse_yes_no(reply: str) -> Parsed:
       "no" as a determiner ("No doubt, yes", "there is no evidence", "no
       longer": the word after it is in a list of such nouns/idioms) and not a
       restated question ("yes or no", "yes/no", "Yes or no?");
-    * an **answer label** decides first: the token right after an
+    * the **last explicit verdict** decides first: an answer field or a
+      final label ("Answer: yes ... Final answer: no" is no), a label after
+      a revision ("Actually, the answer is no"), or a token right after a
+      revision ("Yes. Actually, no." is no);
+    * else an **answer label** decides: the token right after an
       "answer"/"verdict"/"conclusion" + "is"/"be"/":"/"-" ("Answer: No",
       "I think the answer is no.", "The final answer to the question is
       definitely yes"). A label quoted or reported from a document ("the
@@ -154,6 +160,19 @@ def parse_yes_no(reply: str) -> Parsed:
     if not tokens:
         return Parsed.fail("neither yes nor no")
     labels = _labels(reply, tokens)
+    # The last explicit verdict decides: a label field or final label ("Answer:
+    # yes ... Final answer: no"), a label after a revision ("Actually, the
+    # answer is no"), or a yes/no right after a revision ("Yes. Actually, no.").
+    explicit, other = [], None
+    own = _own(reply, labels)
+    for i, (start, at, v, e) in enumerate(own):
+        if i and own[i - 1][2] != v:
+            other = own[i - 1][1]
+        if e or (other is not None and revised(reply, other + 1, start)):
+            explicit.append((at, v))
+    explicit += [(at, v) for at, v in tokens.items() if revision_before(reply, at)]
+    if explicit:
+        return Parsed(max(explicit)[1], True)
     if labels:
         value = _agreeing(reply, _own(reply, labels))
         if value is None:

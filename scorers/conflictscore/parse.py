@@ -19,12 +19,13 @@ nested quantifiers. JSON is only handed to ``json.loads`` for balanced
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from conflict_eval.answers import ChoiceParse, parse_choice, revised
+from conflict_eval.answers import ChoiceParse, parse_choice, revised, revision_before
 from conflict_eval.records import LETTERS
 
 LABELS = ("SUPPORTS", "CONTRADICTS", "IRRELEVANT")
@@ -134,11 +135,11 @@ def _loads(chunk: str):
     return False, None
 
 
-def _json_values(text: str) -> Iterator[object]:
-    """Outermost JSON values in ``text`` in order: a span inside one that
-    parsed is not returned again; inside one that did not parse, it is tried.
-    Only spans holding a string (a ``"`` or ``“``) are tried, at most
-    :data:`MAX_JSON_ATTEMPTS` of them."""
+def _json_values_at(text: str) -> Iterator[tuple[int, int, object]]:
+    """Outermost JSON values in ``text`` in order, as ``(start, end, value)``:
+    a span inside one that parsed is not returned again; inside one that did
+    not parse, it is tried. Only spans holding a string (a ``"`` or ``“``) are
+    tried, at most :data:`MAX_JSON_ATTEMPTS` of them."""
     covered, attempts = -1, 0
     for start, end in _json_spans(text):
         if start < covered:
@@ -152,7 +153,13 @@ def _json_values(text: str) -> Iterator[object]:
         ok, value = _loads(chunk)
         if ok:
             covered = end
-            yield value
+            yield start, end, value
+
+
+def _json_values(text: str) -> Iterator[object]:
+    """The values of :func:`_json_values_at`."""
+    for _, _, value in _json_values_at(text):
+        yield value
 
 
 # --------------------------------------------------------------------------- labels
@@ -224,13 +231,13 @@ def _drop_document_blocks(text: str) -> str:
 # JSON). Adjacent quantifiers use disjoint character classes, so a long run of
 # white space cannot backtrack.
 _TEXT_VERDICT = re.compile(
-    r"(?<![A-Za-z])(?:final\s)?(?:answer|label|verdict)(?:[\"“”'*_]*\s*[:：=]|\sis\b:?|\swould\sbe\b:?)"
-    r"[\"“”'*_`<\s]*([A-Za-z]+)(?![A-Za-z|])",
+    r"(?<![A-Za-z])(?:final\s)?(?:answer|label|verdict)(?:[\"“”'*_]{0,6}\s{0,20}[:：=]|\sis\b:?|\swould\sbe\b:?)"
+    r"[\"“”'*_`<\s]{0,100}([A-Za-z]+)(?![A-Za-z|])",
     re.IGNORECASE)
 
 
 # a label as the reply's first word: "IRRELEVANT ...", "**Irrelevant** - ...", "Supports. ..."
-_LEADING_LABEL = re.compile(r"[\s*_#>`\"'“‘\[(<]*([A-Za-z]+)(?![A-Za-z])([*_`\"'”’\])>]*)([^\n]?)")
+_LEADING_LABEL = re.compile(r"[\s*_#>`\"'“‘\[(<]{0,100}([A-Za-z]+)(?![A-Za-z])([*_`\"'”’\])>]*)([^\n]?)")
 
 
 def _leading_label(text: str) -> str | None:
@@ -247,57 +254,99 @@ def _leading_label(text: str) -> str | None:
     return None
 
 
-def _text_verdicts(text: str) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
-    """``(standalone, embedded)`` textual verdicts as ``(position, word)``.
+#: A label joined to another one: "SUPPORTS and CONTRADICTS", "supports / contradicts".
+_JOINED_LABEL = re.compile(r"[*_`\"'”’]{0,3}[ \t]{0,3}(?:and|or|nor|/|,|&)[ \t]{0,3}[*_`\"'“‘]{0,3}"
+                           r"(supports?|supported|contradicts?|contradicted|irrelevant)(?![A-Za-z])", re.IGNORECASE)
+#: A label word anywhere (read as a verdict only right after a revision).
+_LABEL_WORD = re.compile(r"(?<![A-Za-z])(supports?|supported|contradicts?|contradicted|irrelevant)(?![A-Za-z])",
+                         re.IGNORECASE)
+_SEPARATORS = ("", ".", ":", ",", ";", "-", "–", "—", "!", "\r", "\n")
 
-    Standalone: a label as the reply's first word, a line that is nothing
-    but a label, or an ``Answer:``-style field at the start of a line.
-    Embedded: an ``answer/label/verdict is X`` phrase inside a sentence
-    ("... the label would be SUPPORTS", "whether the answer is living room").
+
+def _verdict_word(text: str, start: int, end: int) -> bool:
+    """Whether the label word ``text[start:end]`` stands as a verdict: in
+    capitals, or followed by a separator (not "contradicts the claim")."""
+    after = text[end:end + 1]
+    return text[start:end].isupper() or after in _SEPARATORS or (
+        after in (" ", "*", "_", "`", "\"", "'") and text[end:end + 5].strip(" *_`\"'")[:1] in _SEPARATORS)
+
+
+def _joined(text: str, end: int, word: str) -> bool:
+    """Whether the label ``word`` ending at ``end`` is joined to a different
+    label ("SUPPORTS and CONTRADICTS"): a hedge across labels."""
+    m = _JOINED_LABEL.match(text, end)
+    return m is not None and normalise_label(m.group(1)) != normalise_label(word)
+
+
+Signal = tuple[int, object, bool, bool]
+"""position, the verdict (a word, or a JSON object), whether it is explicit,
+whether it is joined to another label (ambiguous)"""
+
+
+def _text_verdicts(text: str, skip: list[tuple[int, int]]) -> list[Signal]:
+    """The textual verdicts of ``text`` outside the JSON spans ``skip``, in order.
+
+    Explicit: a label as the reply's first word, a line that is nothing but a
+    label, an ``answer/label/verdict`` field or statement (``Answer: X``,
+    ``the correct label is X``, ``Final answer: X``), and a label word right
+    after a revision (``SUPPORTS. Actually, CONTRADICTS``). Not explicit: a
+    hypothetical ``... the label would be X`` in an explanation.
     """
-    standalone: list[tuple[int, str]] = []
-    embedded: list[tuple[int, str]] = []
+    found: list[Signal] = []
+    m = _LEADING_LABEL.match(text)
     first = _leading_label(text)
     if first:
-        standalone.append((0, first))
+        found.append((0, first, True, _joined(text, m.end(2), first)))
     pos = 0
     for line in text.split("\n"):
         word = line.strip().strip(_MARKUP + "<>.!:[]() \t\r")
         if len(word) <= 20 and normalise_label(word):
-            standalone.append((pos, word))
+            found.append((pos, word, True, False))
         pos += len(line) + 1
     for m in _TEXT_VERDICT.finditer(text):
-        start = m.start()
-        prefix = text[text.rfind("\n", 0, start) + 1:start]
-        at_line_start = not prefix.strip(" \t*_#>`-•\"'“{,")
-        (standalone if at_line_start else embedded).append((start, m.group(1)))
-    standalone.sort()
-    embedded.sort()
-    return standalone, embedded
+        explicit = " would be" not in " ".join(m.group(0).lower().split())
+        found.append((m.start(), m.group(1), explicit, _joined(text, m.end(1), m.group(1))))
+    for m in _LABEL_WORD.finditer(text):
+        if revision_before(text, m.start()) and _verdict_word(text, m.start(), m.end()):
+            found.append((m.start(), m.group(1), True, _joined(text, m.end(), m.group(1))))
+    starts = [a for a, _ in skip]
+    kept = []
+    for signal in found:
+        i = bisect.bisect_right(starts, signal[0]) - 1
+        if i < 0 or signal[0] >= skip[i][1]:
+            kept.append(signal)
+    kept.sort(key=lambda v: v[0])
+    return kept
 
 
 def parse_label(reply: str) -> LabelParse:
-    """The label of a Table 8 reply: the grader's **last** verdict.
+    """The label of a Table 8 reply: the grader's **last explicit** verdict.
 
     Reads the first :data:`MAX_LABEL_CHARS` characters, without any closed
-    ``<document>...</document>`` block (an echoed document). Then, in order:
+    ``<document>...</document>`` block (an echoed document). Every verdict
+    of the reply is collected in text order:
 
-    1. JSON: the last top-level JSON object (or object directly in a
-       top-level list) with an ``answer`` field (else ``label``/``verdict``;
-       keys in any case; curly-quoted JSON accepted), other than the prompt's
-       ``<SUPPORTS|CONTRADICTS|IRRELEVANT>`` placeholder. An object quoted
-       earlier (from the document, or an answer the grader then revised) is
-       thus overridden by the final one; JSON inside a string (a quoted
-       snippet) is never an object.
-    2. Otherwise text. A *standalone* verdict -- a label as the reply's first
-       word (``IRRELEVANT - the document ...``; in capitals, or followed by
-       a separator), a line consisting only of a label, or an ``answer:``
-       field at the start of a line (``Answer: SUPPORTS``, ``**Final
-       answer:** supports``, ``"answer": "CONTRADICTS"`` in broken or
-       truncated JSON) -- wins over an *embedded* phrase in the explanation
-       (``... the label would be SUPPORTS``, ``whether the answer is living
-       room``); the last standalone verdict decides. Without one, the last
-       embedded phrase (``Therefore, the answer is CONTRADICTS.``) decides.
+    * *explicit* verdicts: a top-level JSON object (or object directly in a
+      top-level list) with an ``answer`` field (else ``label``/``verdict``;
+      keys in any case; curly-quoted JSON accepted; not the prompt's
+      ``<SUPPORTS|CONTRADICTS|IRRELEVANT>`` placeholder); a label as the
+      reply's first word (``IRRELEVANT - the document ...``; in capitals, or
+      followed by a separator); a line that is nothing but a label; an
+      ``answer``/``label``/``verdict`` field or statement anywhere outside
+      JSON (``Answer: SUPPORTS``, ``**Final answer:** supports``, ``so the
+      correct label is CONTRADICTS``, ``"answer": "CONTRADICTS"`` in broken
+      or truncated JSON); and a label word right after a revision
+      (``SUPPORTS. Actually, CONTRADICTS``, ``no, IRRELEVANT``);
+    * *hypothetical* ones: ``... the label would be SUPPORTS`` in an
+      explanation.
+
+    The **last explicit verdict decides** (an object quoted earlier, or a
+    verdict the grader then restated, is overridden by the final one); a
+    hypothetical one counts only when there is no explicit one, and then all
+    of them must agree. Statements whose word is not a label ("whether the
+    answer is living room") are skipped while some verdict is a label. A
+    decisive verdict joined to another label (``SUPPORTS and CONTRADICTS``,
+    ``SUPPORTS or IRRELEVANT``) is ambiguous: a failure, never a pick.
 
     Labels in any case, in markup or quotes, and the singular forms SUPPORT /
     CONTRADICT (the paper's own text) are accepted. If the decisive verdict
@@ -306,28 +355,31 @@ def parse_label(reply: str) -> LabelParse:
     with ``error`` set; a label is never guessed from prose.
     """
     text = _drop_document_blocks(_text(reply, MAX_LABEL_CHARS))
-    verdicts: list[dict] = []
-    for value in _json_values(text):
+    objects: list[Signal] = []
+    parsed: list[tuple[int, int]] = []
+    for start, end, value in _json_values_at(text):
+        parsed.append((start, end))
         for obj in ([value] if isinstance(value, dict) else value if isinstance(value, list) else []):
             if isinstance(obj, dict) and _answer_of(obj)[0]:
-                verdicts.append(obj)
-    standalone, embedded = _text_verdicts(text)
-    if verdicts:
-        # A verdict in text after the JSON object, past a revision ("... on
-        # reflection ... so the correct label is CONTRADICTS"), revises it.
-        spans = _json_spans(text)
-        json_end = spans[-1][1] if spans else 0
-        later = sorted(v for v in standalone + embedded if v[0] >= json_end)
-        if later and normalise_label(later[-1][1]) and revised(text, json_end, later[-1][0]):
-            return LabelParse(normalise_label(later[-1][1]))
-        return _label_from_object(verdicts[-1])
-    found = standalone or embedded
-    if found:
-        word = found[-1][1]
-        label = normalise_label(word)
-        return LabelParse(label) if label else LabelParse(None, error=f"unknown label {word[:80]!r}")
-    return LabelParse(None, error=f"no verdict (JSON 'answer' field, 'Answer: LABEL' or a label line) "
-                                  f"in reply {_preview(text)}")
+                objects.append((start, obj, True, False))
+    signals = sorted(objects + _text_verdicts(text, parsed), key=lambda v: v[0])
+    if any(isinstance(v[1], dict) or normalise_label(v[1]) for v in signals):
+        signals = [v for v in signals if isinstance(v[1], dict) or normalise_label(v[1])]
+    if not signals:
+        return LabelParse(None, error=f"no verdict (JSON 'answer' field, 'Answer: LABEL' or a label line) "
+                                      f"in reply {_preview(text)}")
+    explicit = [v for v in signals if v[2]]
+    if not explicit:
+        named = sorted({normalise_label(v[1]) or str(v[1]) for v in signals})
+        if len(named) > 1:
+            return LabelParse(None, error=f"ambiguous: the reply gives different labels ({', '.join(named)})")
+    _, verdict, _, joined = (explicit or signals)[-1]
+    if joined:
+        return LabelParse(None, error=f"ambiguous: the verdict joins several labels ({str(verdict)[:80]!r} ...)")
+    if isinstance(verdict, dict):
+        return _label_from_object(verdict)
+    label = normalise_label(verdict)
+    return LabelParse(label) if label else LabelParse(None, error=f"unknown label {verdict[:80]!r}")
 
 
 def _document_number(obj: dict, pos: int) -> int | None:
@@ -395,14 +447,17 @@ def parse_label_list(reply: str, n_documents: int) -> list[LabelParse]:
     top-level objects that carry both ``document`` and ``answer`` fields
     are used (one object per line); without those, the rows of a markdown
     table with a label cell (:func:`_table_entries`). Entries are matched to documents by
-    their ``document`` number (1-based); without a number, by position. A
-    document with no entry, an unknown label, or two entries that disagree
-    gets a failure; so does every document when the reply holds no list.
+    their ``document`` number (1-based); without a number, by position. The
+    last list is the last explicit marker; among one-per-line objects, a
+    later object for a document after a revision ("Actually: {...}") replaces
+    the earlier one. A document with no entry, an unknown label, or two
+    entries that disagree with no revision between them gets a failure; so
+    does every document when the reply holds no list.
     """
     n = n_documents if isinstance(n_documents, int) and n_documents > 0 else 0
     text = _drop_document_blocks(_text(reply, MAX_LABEL_LIST_CHARS))
-    lists, loose = [], []
-    for value in _json_values(text):
+    lists, loose, where = [], [], []
+    for start, _, value in _json_values_at(text):
         if isinstance(value, dict):
             inner = [v for v in value.values() if isinstance(v, list) and any(_is_entry(x) for x in v)]
             if inner:
@@ -410,12 +465,14 @@ def parse_label_list(reply: str, n_documents: int) -> list[LabelParse]:
             elif _answer_of(value)[0] and any(isinstance(k, str) and k.lower() in ("document", "doc")
                                               for k in value):
                 loose.append(value)
+                where.append(start)
         elif isinstance(value, list) and any(_is_entry(x) for x in value):
             lists.append(value)
     entries = lists[-1] if lists else loose or _table_entries(text)
     if not entries:
         return [LabelParse(None, error=f"no JSON list of labels in reply {_preview(text)}")] * n
     out: list[LabelParse | None] = [None] * n
+    seen = [0] * n  # where a loose object's entry for each document was read
     for pos, entry in enumerate(entries):
         if isinstance(entry, dict):
             number = _document_number(entry, pos)
@@ -427,8 +484,9 @@ def parse_label_list(reply: str, n_documents: int) -> list[LabelParse]:
         if parsed is None or number is None or not 1 <= number <= n:
             continue
         prev = out[number - 1]
-        if prev is None:
-            out[number - 1] = parsed
+        if prev is None or (not lists and loose and revised(text, seen[number - 1], where[pos])):
+            out[number - 1] = parsed  # first, or a loose object after a revision ("Actually: {...}")
+            seen[number - 1] = where[pos] if not lists and loose else 0
         elif prev.label != parsed.label:
             out[number - 1] = LabelParse(None, error=f"conflicting labels for document {number}: "
                                                      f"{prev.label or prev.error} and {parsed.label or parsed.error}")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from conflict_eval.answers import clip, revised
+from conflict_eval.answers import clip, revised, revision_before
 
 ACTIONS: dict[str, tuple[str, ...]] = {
     "knowledge_gen": ("target",),
@@ -405,8 +405,8 @@ _STATED = re.compile(
     r"(?:over-?rationali[sz](?:es?|ed|ing|ation)\b)", re.IGNORECASE)
 
 
-def _line_verdict(line: str, first: bool) -> bool | None:
-    """The verdict a line stands for, or None.
+def _line_verdict(line: str, first: bool) -> tuple[bool, bool] | None:
+    """The verdict a line stands for and whether it is labelled, or None.
 
     The first line of the reply may go on after its verdict ("YES. The model
     ..." / "No, it picks one side"); a later line counts only when it holds
@@ -423,17 +423,17 @@ def _line_verdict(line: str, first: bool) -> bool | None:
         if _AMBIGUOUS_TAIL.match(rest):
             return None
         if _closes(rest) or ((first or label is not None) and _GOES_ON.match(rest)):
-            return m.group(1).lower() == "yes"
+            return m.group(1).lower() == "yes", label is not None
         return None
     if first:  # "The reasoning does not over-rationalize: ..." states the verdict in words
         said = _STATED.match(line, pos)
         if said is not None:
-            return said.group(1) is None
+            return said.group(1) is None, False
     tail = None
     for tail in _LABEL_ANYWHERE.finditer(line):
         pass
     if tail is not None and _closes(line, tail.end()):
-        return tail.group(1).lower() == "yes"
+        return tail.group(1).lower() == "yes", True
     return None
 
 
@@ -443,9 +443,11 @@ def parse_verdict(reply: str) -> VerdictParse:
     A verdict counts where it *stands*: at the very start of the reply (after
     markup such as ``**``, a fence or a label like ``Verdict:``), or alone
     on its own line, or as a labelled verdict ending a line. Words in the
-    explanation ("no sign of ...", "says yes to both") never count. Every
-    standing verdict must agree; none, or YES and NO both, is a parse failure
-    (never a default label). Only the first
+    explanation ("no sign of ...", "says yes to both") never count. The last
+    explicit verdict decides: a labelled one (``Verdict: NO``), or one after a
+    revision (``YES ... Actually, on reflection: NO``, ``NO. Actually, YES.``).
+    Without one, every standing verdict must agree; none, or YES and NO both,
+    is a parse failure (never a default label). Only the first
     :data:`~conflict_eval.answers.MAX_REPLY_CHARS` characters are read, line by
     line, in linear time.
 
@@ -458,17 +460,35 @@ def parse_verdict(reply: str) -> VerdictParse:
     >>> parse_verdict("It is hard to say yes or no.").error
     'no YES/NO verdict at the start or on its own line'
     """
-    found: set[bool] = set()
-    first = True
-    for line in clip(reply, "head").splitlines():
+    text = clip(reply, "head")
+    found: list[tuple[int, bool, bool]] = []  # (offset, verdict, labelled)
+    first, pos = True, 0
+    for line in text.split("\n"):
+        start, pos = pos, pos + len(line) + 1
         if not line.strip() or not line.strip(" \t`*_#>~-"):
             continue  # blank lines and bare fences/markup do not use up "first"
         verdict = _line_verdict(line, first)
         first = False
         if verdict is not None:
-            found.add(verdict)
+            found.append((start, *verdict))
+    for m in _WORD.finditer(text):  # "NO. Actually, YES.": a verdict right after a revision
+        rest = text[m.end():m.end() + 40]
+        if revision_before(text, m.start()) and not _AMBIGUOUS_TAIL.match(rest) \
+                and (_GOES_ON.match(rest) or not rest.strip(" \t*_") or rest.lstrip(" \t*_")[:1] in "\r\n"):
+            found.append((m.start(), m.group(1).lower() == "yes", True))
     if not found:
         return VerdictParse(None, "no YES/NO verdict at the start or on its own line")
-    if len(found) > 1:
+    found.sort()
+    # The last explicit verdict decides: a labelled one ("Verdict: NO") or one
+    # after a revision; without one, every standing verdict must agree.
+    explicit, other = [], None
+    for i, (at, verdict, labelled) in enumerate(found):
+        if i and found[i - 1][1] != verdict:
+            other = found[i - 1][0]
+        if labelled or (other is not None and revised(text, other + 1, at)):
+            explicit.append(verdict)
+    if explicit:
+        return VerdictParse(explicit[-1])
+    if len({v for _, v, _ in found}) > 1:
         return VerdictParse(None, "conflicting verdicts (both YES and NO stand as verdicts)")
-    return VerdictParse(found.pop())
+    return VerdictParse(found[0][1])
