@@ -153,8 +153,26 @@ class ContextWindowExceededError(ValueError):
     """The prompt alone does not fit in the model's context window."""
 
 
-class ModelFileError(FileNotFoundError):
-    """The model file is missing and could not be fetched, or failed its check."""
+try:
+    # Inspect's CLI prints a PrerequisiteError as its message alone, never a traceback (its
+    # exception hook); Inspect does not export the class (tests/test_public_inspect_api.py)
+    from inspect_ai._util.error import PrerequisiteError as _Prerequisite
+except ImportError:  # pragma: no cover (another Inspect layout: a traceback, still the same message)
+    _Prerequisite = Exception
+
+
+class ModelFileError(FileNotFoundError, _Prerequisite):
+    """The model file is missing and could not be fetched, or failed its check.
+
+    A ``FileNotFoundError`` (``conflict-eval`` prints it as one line) and Inspect's
+    ``PrerequisiteError``, so ``inspect eval ... --model conflict_eval/smollm2`` prints
+    the same line without a traceback and exits 1."""
+
+    def __init__(self, message: str) -> None:
+        from rich.markup import escape
+
+        FileNotFoundError.__init__(self, message)
+        self.message = escape(message)  # the hook prints it with rich: a path's [..] is not markup
 
 
 # --------------------------------------------------------------------------
