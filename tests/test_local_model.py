@@ -432,12 +432,16 @@ def test_offline_without_the_file_is_one_clear_error(model_home, tmp_path, capsy
     # `inspect eval ... --model conflict_eval/smollm2` too: Inspect's CLI hook (what `inspect`
     # installs as sys.excepthook) prints the message alone, no traceback (a subprocess would
     # cost seconds of imports; tried by hand in benchmarks/results/test_suite_time.md)
+    import io
+
     import rich
     from inspect_ai._util.error import exception_hook
+    from rich.console import Console
 
-    with rich.get_console().capture() as printed:  # the hook prints on rich's console, wherever it writes
-        exception_hook()(type(caught.value), caught.value, caught.value.__traceback__)
-    shown = " ".join(printed.get().split())
+    printed = io.StringIO()  # the hook prints with rich.print: on a console of our own (an earlier
+    monkeypatch.setattr(rich, "_console", Console(file=printed, width=400))  # test may quiet the global one)
+    exception_hook()(type(caught.value), caught.value, caught.value.__traceback__)
+    shown = " ".join(printed.getvalue().split())
     assert "`conflict-eval model fetch`" in shown and "CONFLICT_EVAL_GGUF=FILE" in shown
     assert "Traceback" not in shown and "local_model.py" not in shown
     monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path / "logs"))
