@@ -37,6 +37,8 @@ def _private_imports(path: Path, root: Path = REPO) -> list[str]:
 KNOWN = {
     "conflict_eval/local_model.py": {"inspect_ai._util.error", "inspect_ai._util.error.PrerequisiteError"},
     "tests/test_local_model.py": {"inspect_ai._util.error", "inspect_ai._util.error.exception_hook"},
+    # Inspect keeps prices process-wide and exports no reset (its clear_model_info_cache is private)
+    "tests/conftest.py": {"inspect_ai.model._model_info"},
     "conflict_eval/report/logs.py": {"inspect_ai.log._file", "inspect_ai.log._file.without_merged_shards"},
     "conflict_eval/runs/shards.py": {"inspect_ai._util.asyncfiles", "inspect_ai._util.asyncfiles.AsyncFilesystem",
                                      "inspect_ai.log._shards._walk", "inspect_ai.log._shards._walk.list_shard_set"},
