@@ -28,7 +28,7 @@ use; a file in the cache that fails the check (a killed fetch) is fetched again,
 never loaded. ``conflict-eval model fetch`` does the same ahead of time;
 ``CONFLICT_EVAL_OFFLINE=1`` forbids the fetch, as it forbids the toolkit's other downloads.
 Offline with no file, :class:`ModelFileError` says what is missing and how to
-get it (the CLI prints it as one line).
+get it (``conflict-eval`` and ``inspect eval`` both print it alone, no traceback).
 
 Other model names: ``conflict_eval/path/to/file.gguf`` (``conflict_eval//abs/file.gguf``)
 is any local GGUF file. For a Hugging Face model directory use Inspect's ``hf/``.
