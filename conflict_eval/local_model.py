@@ -153,26 +153,20 @@ class ContextWindowExceededError(ValueError):
     """The prompt alone does not fit in the model's context window."""
 
 
-try:
-    # Inspect's CLI prints a PrerequisiteError as its message alone, never a traceback (its
-    # exception hook); Inspect does not export the class (tests/test_public_inspect_api.py)
+try:  # Inspect's CLI prints a PrerequisiteError's message alone, no traceback (class not exported)
     from inspect_ai._util.error import PrerequisiteError as _Prerequisite
-except ImportError:  # pragma: no cover (another Inspect layout: a traceback, still the same message)
+except ImportError:  # pragma: no cover (another Inspect layout: a traceback, the same message)
     _Prerequisite = Exception
 
 
 class ModelFileError(FileNotFoundError, _Prerequisite):
-    """The model file is missing and could not be fetched, or failed its check.
-
-    A ``FileNotFoundError`` (``conflict-eval`` prints it as one line) and Inspect's
-    ``PrerequisiteError``, so ``inspect eval ... --model conflict_eval/smollm2`` prints
-    the same line without a traceback and exits 1."""
+    """The model file is missing and could not be fetched, or failed its check (``conflict-eval``
+    and, as a ``PrerequisiteError``, ``inspect eval`` print it alone and exit non-zero)."""
 
     def __init__(self, message: str) -> None:
         from rich.markup import escape
-
         FileNotFoundError.__init__(self, message)
-        self.message = escape(message)  # the hook prints it with rich: a path's [..] is not markup
+        self.message = escape(message)  # Inspect's hook prints it with rich: a path's [..] is not markup
 
 
 # --------------------------------------------------------------------------
