@@ -28,7 +28,7 @@ use; a file in the cache that fails the check (a killed fetch) is fetched again,
 never loaded. ``conflict-eval model fetch`` does the same ahead of time;
 ``CONFLICT_EVAL_OFFLINE=1`` forbids the fetch, as it forbids the toolkit's other downloads.
 Offline with no file, :class:`ModelFileError` says what is missing and how to
-get it (the CLI prints it as one line).
+get it (``conflict-eval`` and ``inspect eval`` both print it alone, no traceback).
 
 Other model names: ``conflict_eval/path/to/file.gguf`` (``conflict_eval//abs/file.gguf``)
 is any local GGUF file. For a Hugging Face model directory use Inspect's ``hf/``.
@@ -154,8 +154,20 @@ class ContextWindowExceededError(ValueError):
     """The prompt alone does not fit in the model's context window."""
 
 
-class ModelFileError(FileNotFoundError):
-    """The model file is missing and could not be fetched, or failed its check."""
+try:  # Inspect's CLI prints a PrerequisiteError's message alone, no traceback (class not exported)
+    from inspect_ai._util.error import PrerequisiteError as _Prerequisite
+except ImportError:  # pragma: no cover (another Inspect layout: a traceback, the same message)
+    _Prerequisite = Exception
+
+
+class ModelFileError(FileNotFoundError, _Prerequisite):
+    """The model file is missing and could not be fetched, or failed its check (``conflict-eval``
+    and, as a ``PrerequisiteError``, ``inspect eval`` print it alone and exit non-zero)."""
+
+    def __init__(self, message: str) -> None:
+        from rich.markup import escape
+        FileNotFoundError.__init__(self, message)
+        self.message = escape(message)  # Inspect's hook prints it with rich: a path's [..] is not markup
 
 
 # --------------------------------------------------------------------------

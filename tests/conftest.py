@@ -100,6 +100,23 @@ def _no_network(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path_factory.getbasetemp() / "inspect-default-logs"))
 
 
+@pytest.fixture(autouse=True)
+def _inspect_prices_per_test():
+    """Prices a test gives Inspect (``model_cost_config=``, ``set_model_cost``) are process-wide
+    in Inspect; they end with the test, so no later test in the worker sees them (e.g. a price of
+    0 for ``scripted/x`` left by tests/suite/test_limits.py made the leaderboard read
+    ``cost_source='inspect'`` where no price was given). Inspect's own reset for tests,
+    ``clear_model_info_cache``, is not exported: its registry is restored here."""
+    from inspect_ai.model import _model_info
+
+    before = dict(_model_info._custom_models)
+    yield
+    if _model_info._custom_models != before:
+        _model_info._custom_models.clear()
+        _model_info._custom_models.update(before)
+        _model_info._result_cache.clear()
+
+
 @pytest.fixture
 def signal_when_held():
     """``run(cmd, hold_dir, sig)``: start ``cmd`` (whose scripted model has

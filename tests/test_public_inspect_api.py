@@ -32,7 +32,13 @@ def _private_imports(path: Path, root: Path = REPO) -> list[str]:
 # (``<name>.shards/<k>/``) and the rule that hides shards a finished merged log covers, but
 # exports neither (docs/many-machines.md, "shards"). Pinned by the ``<0.4`` range and by
 # tests/suite/test_plan_shards.py; a new private import, or one of these gone, fails here.
+# Nor does it export ``PrerequisiteError``, the one error its CLI prints without a traceback
+# (the offline model's missing-file error, issue 46; tests/test_local_model.py).
 KNOWN = {
+    "conflict_eval/local_model.py": {"inspect_ai._util.error", "inspect_ai._util.error.PrerequisiteError"},
+    "tests/test_local_model.py": {"inspect_ai._util.error", "inspect_ai._util.error.exception_hook"},
+    # Inspect keeps prices process-wide and exports no reset (its clear_model_info_cache is private)
+    "tests/conftest.py": {"inspect_ai.model._model_info"},
     "conflict_eval/report/logs.py": {"inspect_ai.log._file", "inspect_ai.log._file.without_merged_shards"},
     "conflict_eval/runs/shards.py": {"inspect_ai._util.asyncfiles", "inspect_ai._util.asyncfiles.AsyncFilesystem",
                                      "inspect_ai.log._shards._walk", "inspect_ai.log._shards._walk.list_shard_set"},

@@ -184,8 +184,24 @@ def test_task_manager_tags_and_cli_path(capsys):
     assert (task_dir() / "utils.py").is_file() and (task_dir() / "conflict_eval_cot_demo.yaml").is_file()
 
 
+@pytest.fixture
+def gguf_parsed_once(monkeypatch):
+    """transformers parses the GGUF's header (its 49k-token vocabulary, in Python) afresh for
+    the config, the tokenizer and twice for the weights, and builds llama's tensor-name map once
+    per module (397 times): each about 1-3 s and 5 ms on one core. Here each is built once;
+    both are read-only once built, so lm-eval and transformers run their own code on the same
+    file and the same tensors (benchmarks/results/test_suite_time.md)."""
+    import functools
+
+    import gguf
+
+    monkeypatch.setattr(gguf, "GGUFReader", functools.lru_cache(maxsize=2)(gguf.GGUFReader))
+    monkeypatch.setattr(gguf, "get_tensor_name_map", functools.lru_cache(maxsize=8)(gguf.get_tensor_name_map))
+    return gguf
+
+
 @pytest.mark.slow
-def test_simple_evaluate_with_offline_model_gguf():
+def test_simple_evaluate_with_offline_model_gguf(gguf_parsed_once):
     """lm-eval's own GGUF route (its hf model with gguf_file=) on the wheel's file, no export."""
     import torch
 
@@ -205,3 +221,4 @@ def test_simple_evaluate_with_offline_model_gguf():
     from conflict_eval.lmeval import utils
     expected = utils.process_end_to_end(sample["doc"], [reply])
     assert r["accuracy,none"] == expected["accuracy"] and r["parse_failure,none"] == expected["parse_failure"]
+    assert gguf_parsed_once.GGUFReader.cache_info().hits >= 2  # the route read the one file several times
