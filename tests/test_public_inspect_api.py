@@ -35,7 +35,7 @@ def _private_imports(path: Path, root: Path = REPO) -> list[str]:
 # Nor does it export ``PrerequisiteError``, the one error its CLI prints without a traceback
 # (the offline model's missing-file error, issue 46; tests/test_local_model.py).
 KNOWN = {
-    "conflict_eval/local_model.py": {"inspect_ai._util.error", "inspect_ai._util.error.PrerequisiteError"},
+    "conflict_eval/model_file.py": {"inspect_ai._util.error", "inspect_ai._util.error.PrerequisiteError"},
     "tests/test_local_model.py": {"inspect_ai._util.error", "inspect_ai._util.error.exception_hook"},
     # Inspect keeps prices process-wide and exports no reset (its clear_model_info_cache is private)
     "tests/conftest.py": {"inspect_ai.model._model_info"},

@@ -1,4 +1,4 @@
-"""``conflict-eval model fetch|path``: the offline model's file (:mod:`conflict_eval.local_model`)."""
+"""``conflict-eval model fetch|path``: the offline model's file (:mod:`conflict_eval.model_file`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 
 
 def cmd_model_fetch(args: argparse.Namespace) -> int:
-    from conflict_eval.local_model import fetch_smollm2, model_cache_dir
+    from conflict_eval.model_file import fetch_smollm2, model_cache_dir
 
     path = fetch_smollm2(force=args.force)
     print(f"{path} (in the model cache {model_cache_dir()}; runs offline from here on)")
@@ -14,7 +14,7 @@ def cmd_model_fetch(args: argparse.Namespace) -> int:
 
 
 def cmd_model_path(args: argparse.Namespace) -> int:
-    from conflict_eval.local_model import smollm2_gguf_path
+    from conflict_eval.model_file import smollm2_gguf_path
 
     print(smollm2_gguf_path(fetch=False))
     return 0

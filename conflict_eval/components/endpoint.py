@@ -108,7 +108,7 @@ def model_endpoint(model) -> dict[str, str | None]:
     """:func:`resolve_endpoint` of an Inspect ``Model``: a base URL given to it (flag or
     ``base_url`` model arg), else the environment, else one its provider resolved itself.
     A local model (``conflict_eval/...``) is its file: name, size, sha256 and whether it
-    is the pinned one (``local_model.gguf_facts``)."""
+    is the pinned one (``model_file.gguf_facts``)."""
     file = getattr(model.api, "model_file", None)
     if isinstance(file, dict):
         return {"url": None, "source": "local model file", **file}
