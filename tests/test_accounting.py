@@ -7,7 +7,7 @@ from conflict_eval.testing import scripted_model
 def test_end_to_end_costs_one_call_per_sample(log_dir):
     model = scripted_model(lambda p: "A</a> extra words")
     [log] = inspect_eval("conflict_eval/run", task_args={"dataset": "demo"}, model=model,
-                         limit=3, log_dir=log_dir, display="log")
+                         limit=3, log_dir=log_dir, display="none")
     costs = log_costs(log)
     assert [c.calls for c in costs] == [1, 1, 1]
     # scripted usage counts words: the reply has 3

@@ -39,7 +39,7 @@ def _run(grader_reply: str, main_reply: str, extraction: str | None, log_dir: st
     if extraction:
         args["answer_extraction"] = extraction
     [log] = inspect_eval("conflict_eval/run", task_args=args, model=main, model_roles={"grader": grader},
-                         limit=2, log_dir=log_dir, display="log")
+                         limit=2, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     return log, grader
 

@@ -81,7 +81,7 @@ def test_a_new_builtin_dataset_registered_in_code_runs(tiny_unit, log_dir):
     assert (c.plugin, c.origin, c.distribution) == ("tiny_unit", "built-in", "conflict-eval")
     model = scripted_model(["<a>A</a>", "<a>A</a>"])
     [log] = inspect_eval("conflict_eval/run", task_args={"dataset": "tiny_qa"}, model=model,
-                         log_dir=log_dir, display="log")
+                         log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     assert log.results.total_samples == 2 and len(model.script.calls) == 2
     assert "Which planet is closest to the Sun?" in model.script.calls[0][-1].text

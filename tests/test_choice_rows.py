@@ -56,7 +56,7 @@ def test_conflictqa_memorization_ratio_reads_leading_choices_and_counts_a_refusa
     [log] = inspect_eval("conflict_eval/run",
                          task_args={"method": "conflictqa_mc", "dataset": "conflictqa", "option_order": "counter_first",
                                     "path": str(FIXTURES / "conflictqa" / "gluons_handwritten.jsonl")},
-                         model=scripted_model(reply), log_dir=log_dir, display="log")
+                         model=scripted_model(reply), log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     classes = {s.metadata["setting"]: s.scores["memorization_ratio"].metadata["class"] for s in log.samples}
     assert classes == {"counter_memory": "memory", "both_memory_first": "memory",
@@ -88,7 +88,7 @@ def test_comparative_untagged_replies_are_read_as_meant(log_dir):
     [log] = inspect_eval("conflict_eval/run",
                          task_args={"method": "comparative", "dataset": "kre_ecqa",
                                     "path": str(FIXTURES / "kre" / "comparative_shapes_handwritten.json")},
-                         model=scripted_model(reply), log_dir=log_dir, display="log")
+                         model=scripted_model(reply), log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     assert len(log.samples) == 5
     for s in log.samples:
@@ -115,7 +115,7 @@ def test_comparative_untagged_replies_are_read_as_meant(log_dir):
 ])
 def test_self_ask_refusal_is_counted_as_a_refusal(reply, log_dir):
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "self_ask", "dataset": "demo"},
-                         model=scripted_model([reply]), limit=1, log_dir=log_dir, display="log")
+                         model=scripted_model([reply]), limit=1, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     score = log.samples[0].scores["choice_accuracy"]
     # a refusal is wrong and counted as a refusal, not as a parse failure
@@ -128,7 +128,7 @@ def test_self_ask_refusal_is_counted_as_a_refusal(reply, log_dir):
 def test_a_refusal_that_still_declares_a_letter_is_that_letter(log_dir):
     reply = " No.\nSo the final answer is: I cannot be fully certain, but <a>A</a>"
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "self_ask", "dataset": "demo"},
-                         model=scripted_model([reply]), limit=1, log_dir=log_dir, display="log")
+                         model=scripted_model([reply]), limit=1, log_dir=log_dir, display="none")
     assert log.samples[0].scores["choice_accuracy"].value == {"accuracy": 1, "parse_failure": 0, "refusal": 0,
                                                                "misled": 0}
 
@@ -159,7 +159,7 @@ def control_rag_task(shared_data: Path, reply_for):
 
 def control_rag_metrics(shared_data: Path, reply_for) -> dict[str, float]:
     """:func:`control_rag_task` run: the log's overall metrics."""
-    [log] = inspect_eval(control_rag_task(shared_data, reply_for), display="log")
+    [log] = inspect_eval(control_rag_task(shared_data, reply_for), display="none")
     assert log.status == "success", log.error
     return _overall(log)
 

@@ -226,7 +226,7 @@ def test_atomr_runs_against_an_index_dir_and_records_the_setting(shared_data, tm
     assert main(["index", "build", str(corpus), "--out", str(tmp_path / "idx"), "--quiet"]) == 0
     task = atomr(dataset="hotpotqa", path=str(path), method="atomr_standard_rag", limit=1,
                  text_corpus=str(tmp_path / "idx"))
-    log = inspect_eval(task, model=scripted_model(["Answer: Paris"]), display="log", log_dir=str(tmp_path))[0]
+    log = inspect_eval(task, model=scripted_model(["Answer: Paris"]), display="none", log_dir=str(tmp_path))[0]
     assert log.status == "success", log.error
     r = log.eval.metadata["retrieval"]
     assert r["source_names"] == ["text"] and r["pooled_from_dataset"] is False

@@ -316,7 +316,7 @@ def test_inspect_eval_end_to_end(tmp_path, no_network):
 
     task = Task(dataset=[Sample(input=QUESTION, target="Paris")], scorer=includes(),
                 config=GenerateConfig(max_tokens=16))
-    [log] = eval(task, model="conflict_eval/smollm2", log_dir=str(tmp_path), display="log")
+    [log] = eval(task, model="conflict_eval/smollm2", log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
     assert log.samples and log.samples[0].output.completion.strip()
     usage = log.stats.model_usage["conflict_eval/smollm2"]

@@ -80,7 +80,7 @@ def test_generate_state_turns_inspects_index_error_into_the_same_error(method, l
 
     model = get_model("mockllm/model", custom_outputs=empty, memoize=False)
     [log] = inspect_eval("conflict_eval/run", task_args={"method": method, "dataset": "demo"}, model=model,
-                         limit=1, log_dir=log_dir, display="log")
+                         limit=1, log_dir=log_dir, display="none")
     _errored_unscored(log)
     assert "ModelOutputError" in log.samples[0].error.traceback
 
@@ -92,7 +92,7 @@ def test_generate_state_turns_inspects_index_error_into_the_same_error(method, l
 def test_microact_empty_choices_errors_the_sample(fault_server, log_dir):
     server = fault_server(lambda p: "<a>A</a>", nth(2))
     [log] = inspect_eval("conflict_eval/microact", task_args={"dataset": "demo", "max_turns": 2},
-                         model=server.model(), limit=1, log_dir=log_dir, display="log")
+                         model=server.model(), limit=1, log_dir=log_dir, display="none")
     _errored_unscored(log)
     assert "Micro-Act" in log.samples[0].error.message
     assert len(server.prompts) == 2  # nothing after the failed call
@@ -101,7 +101,7 @@ def test_microact_empty_choices_errors_the_sample(fault_server, log_dir):
 def test_microact_empty_choices_is_retried(fault_server, log_dir):
     server = fault_server(lambda p: "<a>A</a>", nth(2))
     [log] = inspect_eval("conflict_eval/microact", task_args={"dataset": "demo", "max_turns": 2},
-                         model=server.model(), limit=1, log_dir=log_dir, display="log", retry_on_error=1)
+                         model=server.model(), limit=1, log_dir=log_dir, display="none", retry_on_error=1)
     assert log.status == "success", log.error
     [sample] = log.samples
     assert len(sample.error_retries) == 1 and "empty 'choices' list" in sample.error_retries[0].message
@@ -118,7 +118,7 @@ def madam_reply(prompt: str) -> str:
 def _madam(server, shared_data, log_dir, **kwargs):
     [log] = inspect_eval("conflict_eval/run", task_args={
         "method": "madam_rag", "dataset": "ramdocs", "path": str(shared_data / "ramdocs" / "sample.jsonl"),
-        "rounds": 2}, model=server.model(), limit=1, log_dir=log_dir, display="log", **kwargs)
+        "rounds": 2}, model=server.model(), limit=1, log_dir=log_dir, display="none", **kwargs)
     return log
 
 
@@ -168,7 +168,7 @@ def _graded(server, log_dir, **kwargs):
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo",
                                                          "scorer": "conflictscore", "claims": "whole"},
                          model=answer, model_roles={"grader": server.model()}, limit=2, log_dir=log_dir,
-                         display="log", **kwargs)
+                         display="none", **kwargs)
     return log
 
 

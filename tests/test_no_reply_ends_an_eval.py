@@ -23,7 +23,7 @@ IDS = list(PATHOLOGICAL)
 def run_pathological(task: str, task_args: dict, reply: str, log_dir: str, limit: int = 1):
     model = scripted_model(lambda prompt: reply)
     [log] = inspect_eval(task, task_args=task_args, model=model, limit=limit, log_dir=log_dir,
-                         display="log")
+                         display="none")
     assert log.status == "success", log.error
     assert log.samples and all(s.error is None for s in log.samples)
     return log

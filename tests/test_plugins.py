@@ -114,7 +114,7 @@ def test_conflict_eval_register_methods(thirdparty, log_dir):
     assert c.plugin == "thirdparty"
     model = scripted_model(["<a>B</a>", "<a>B</a>"])
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "always_b", "dataset": "demo"},
-                         model=model, limit=2, log_dir=log_dir, display="log")
+                         model=model, limit=2, log_dir=log_dir, display="none")
     assert log.status == "success"
     assert len(model.script.calls) == 2
     assert model.script.calls[0][-1].text == "say B"
@@ -124,7 +124,7 @@ def test_conflict_eval_register_datasets(thirdparty, log_dir):
     assert lookup("dataset", "tiny_demo").plugin == "thirdparty"
     model = scripted_model(lambda prompt: "<a>A</a>")
     [log] = inspect_eval("conflict_eval/run", task_args={"dataset": "tiny_demo"},
-                         model=model, log_dir=log_dir, display="log")
+                         model=model, log_dir=log_dir, display="none")
     assert log.status == "success" and log.results.total_samples == 2
 
 
@@ -133,7 +133,7 @@ def test_conflict_eval_register_metrics(thirdparty, log_dir):
     model = scripted_model(lambda prompt: "abc")
     [log] = inspect_eval("conflict_eval/run",
                          task_args={"dataset": "demo", "scorer": "reply_length"},
-                         model=model, limit=3, log_dir=log_dir, display="log")
+                         model=model, limit=3, log_dir=log_dir, display="none")
     # end_to_end puts the prefilled "<a>" back in front: "<a>abc" has 6 characters
     assert log.results.scores[0].metrics["mean"].value == 6
 
@@ -161,7 +161,7 @@ def test_conflict_eval_register_sources(log_dir):
         [log] = inspect_eval("conflict_eval/run",
                              task_args={"method": "atomr_standard_rag", "dataset": "demo",
                                         "sources": "echo", "scorer": "token_f1"},
-                             model=model, limit=1, log_dir=log_dir, display="log")
+                             model=model, limit=1, log_dir=log_dir, display="none")
         assert log.status == "success", log.error
         assert "Echo: [1] echo " in model.script.calls[0][-1].text
     finally:

@@ -133,7 +133,7 @@ def test_end_to_end_scripted_model_scores_every_shape(log_dir):
     replies = _Shapes()
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
                          model=scripted_model(replies), epochs=len(SHAPES), log_dir=log_dir,
-                         display="log")
+                         display="none")
     _assert_all_correct(log)
     assert set(replies.seen.values()) == {len(SHAPES)}
 
@@ -154,7 +154,7 @@ def test_end_to_end_openai_provider_scores_every_shape(chat_server, log_dir, mon
     model = get_model("openai-api/local/chat-model", base_url=chat_server.url, api_key="sk-dummy-for-test",
                       memoize=False)
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
-                         model=model, epochs=len(SHAPES), log_dir=log_dir, display="log",
+                         model=model, epochs=len(SHAPES), log_dir=log_dir, display="none",
                          max_retries=0)
     _assert_all_correct(log)
     assert len(chat_server.seen) == len(GOLD) * len(SHAPES)

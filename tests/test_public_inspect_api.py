@@ -38,7 +38,8 @@ KNOWN = {
     "conflict_eval/model_file.py": {"inspect_ai._util.error", "inspect_ai._util.error.PrerequisiteError"},
     "tests/test_local_model.py": {"inspect_ai._util.error", "inspect_ai._util.error.exception_hook"},
     # Inspect keeps prices process-wide and exports no reset (its clear_model_info_cache is private)
-    "tests/conftest.py": {"inspect_ai.model._model_info"},
+    # and the display type of the last eval(display=...) is process-wide too, with no public reset
+    "tests/conftest.py": {"inspect_ai.model._model_info", "inspect_ai.util._display"},
     "conflict_eval/report/logs.py": {"inspect_ai.log._file", "inspect_ai.log._file.without_merged_shards"},
     "conflict_eval/runs/shards.py": {"inspect_ai._util.asyncfiles", "inspect_ai._util.asyncfiles.AsyncFilesystem",
                                      "inspect_ai.log._shards._walk", "inspect_ai.log._shards._walk.list_shard_set"},

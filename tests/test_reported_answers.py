@@ -108,7 +108,7 @@ def test_end_to_end_run_is_not_misled_by_a_quoted_document(log_dir):
              f"'<a>{meta['conflict_option']}</a>'.")
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
                          model=scripted_model(lambda prompt: reply), sample_id=meta["id"], log_dir=log_dir,
-                         display="log")
+                         display="none")
     [sample] = log.samples
     assert sample.scores["choice_accuracy"].value == {"accuracy": 1, "parse_failure": 0, "refusal": 0, "misled": 0}
 

@@ -17,7 +17,7 @@ def _gold_letters():
 def test_end_to_end_prompt_is_figure_10(log_dir):
     model = scripted_model(["B</a>"])
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
-                         model=model, limit=1, log_dir=log_dir, display="log")
+                         model=model, limit=1, log_dir=log_dir, display="none")
     prompt = model.script.calls[0][-1].text
     assert prompt == END_TO_END_TEMPLATE.format(
         evidence=("The Eiffel Tower, the wrought-iron lattice tower completed in 1889, stands on "
@@ -57,7 +57,7 @@ def test_choice_accuracy_counts_exactly(log_dir):
         raise AssertionError("unknown prompt")
 
     [log] = inspect_eval("conflict_eval/run", task_args={"dataset": "demo"},
-                         model=scripted_model(reply), log_dir=log_dir, display="log")
+                         model=scripted_model(reply), log_dir=log_dir, display="none")
     metrics = {m.name: m.value for s in log.results.scores for m in s.metrics.values()}
     by_key = {s.name: s for s in log.results.scores}
     assert log.results.total_samples == 20
@@ -84,7 +84,7 @@ def test_misled_rate(log_dir):
                 return f"{letter or 'D'}</a>"
 
     [log] = inspect_eval("conflict_eval/run", task_args={"dataset": "demo"},
-                         model=scripted_model(reply), log_dir=log_dir, display="log")
+                         model=scripted_model(reply), log_dir=log_dir, display="none")
     by_key = {s.name: s for s in log.results.scores}
     assert by_key["misled"].metrics["mean"].value == pytest.approx(15 / 20)
     assert by_key["accuracy"].metrics["accuracy"].value == 0
@@ -94,7 +94,7 @@ def test_task_args_route_to_dataset(log_dir):
     model = scripted_model(lambda p: "A</a>")
     [log] = inspect_eval("conflict_eval/run",
                          task_args={"dataset": "demo", "conflict_type": "temporal"},
-                         model=model, log_dir=log_dir, display="log")
+                         model=model, log_dir=log_dir, display="none")
     assert log.results.total_samples == 5
     assert all(s.metadata["conflict_type"] == "temporal" for s in log.samples)
 
@@ -134,7 +134,7 @@ def test_default_scorer_for_free_form(tmp_path, log_dir):
     path = tmp_path / "ff.jsonl"
     path.write_text('{"id": "f1", "question": "Capital of France?", "answers": ["Paris"]}\n')
     [log] = inspect_eval("conflict_eval/run", task_args={"dataset": "demo", "path": str(path)},
-                         model=scripted_model(["Paris</a>"]), log_dir=log_dir, display="log")
+                         model=scripted_model(["Paris</a>"]), log_dir=log_dir, display="none")
     assert log.results.scores[0].name == "token_f1"
     assert log.results.scores[0].metrics["mean"].value == 1.0
 
@@ -153,7 +153,7 @@ def test_end_to_end_scores_the_first_answer_segment(log_dir):
     # a model that goes on inventing examples after its answer: the first <a>...</a> counts
     [log] = inspect_eval("conflict_eval/run", task_args={"dataset": "demo"},
                          model=scripted_model(["A</a>\n\nEvidence: more\nThe final answer is: <a>C</a>"]),
-                         limit=1, log_dir=log_dir, display="log")
+                         limit=1, log_dir=log_dir, display="none")
     [sample] = log.samples
     assert sample.output.completion.startswith("<a>A</a>")
     assert sample.scores["choice_accuracy"].answer == "A"  # mis-01: gold A, conflict option C

@@ -30,7 +30,7 @@ def _reply(prompt: str) -> str:
 
 def test_the_real_task_sets_inspects_reasons_and_the_page_reads_them(log_dir):
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
-                         model=scripted_model(_reply), limit=3, log_dir=log_dir, display="log")
+                         model=scripted_model(_reply), limit=3, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     by_id = {s.id: s.scores["choice_accuracy"] for s in log.samples}
     assert by_id["mis-01"].reason is None and by_id["mis-01"].value["accuracy"] == 1
@@ -50,7 +50,7 @@ def test_an_unreadable_judge_is_grader_failed_through_the_real_task(log_dir):
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo",
                                                          "scorer": "conflictscore", "claims": "whole"},
                          model=answer, model_roles={"grader": scripted_model(lambda p: "no idea, sorry")},
-                         limit=1, log_dir=log_dir, display="log")
+                         limit=1, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     score = log.samples[0].scores["conflictscore"]
     assert score.reason == "grader_failed" and score.value["label_failures"] > 0
@@ -73,7 +73,7 @@ def test_a_third_party_scorer_that_sets_the_reason_gets_the_columns(log_dir):
     replies = {"q1": "fine", "q2": "I refuse", "q3": "I refuse", "q4": ""}
     task = Task(dataset=[Sample(id=k, input=k) for k in replies], solver=generate(), scorer=third_party())
     [log] = inspect_eval(task, model=scripted_model(lambda p: replies[p.strip()] or " "), log_dir=log_dir,
-                         display="log")
+                         display="none")
     assert log.status == "success", log.error
     [row] = build_leaderboard([log_dir], bootstrap=0)["rows"]
     # by hand: q2, q3 refused; q4 empty (no response, a parse failure: nothing read); q1 said nothing: none

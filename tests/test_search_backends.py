@@ -425,7 +425,7 @@ def test_atomr_runs_over_colbert_and_sparql_and_records_the_endpoints(shared_dat
         task = atomr(dataset="hotpotqa", path=str(path), method="atomr_standard_rag", limit=1, sources="text,kg",
                      text_corpus=f"colbert+http://127.0.0.1:{col.port}/api/search",
                      kg_triples=f"sparql+{oxigraph_server}")
-        log = inspect_eval(task, model=scripted_model(["Answer: Paris"] * 5), display="log",
+        log = inspect_eval(task, model=scripted_model(["Answer: Paris"] * 5), display="none",
                            log_dir=str(tmp_path))[0]
         assert log.status == "success", log.error
         assert any(p.startswith("/api/search?") for _, p in col.requests)
@@ -451,7 +451,7 @@ def test_four_concurrent_samples_query_a_slow_server_at_once(shared_data, tmp_pa
             "dataset": "hotpotqa", "path": str(path), "method": "atomr_standard_rag",
             "text_corpus": f"colbert+http://127.0.0.1:{col.port}/api/search"},
             model=scripted_model(lambda prompt: "Answer: Paris"), limit=4, max_samples=4,
-            display="log", log_dir=str(tmp_path))
+            display="none", log_dir=str(tmp_path))
         assert log.status == "success", log.error
     assert len(col.requests) == 4
     assert col.max_in_flight == 4

@@ -270,7 +270,7 @@ def budget_model(replies, **config):
 def run_task(model, shared_data, log_dir, **args):
     [log] = inspect_eval("conflict_eval/atomr", task_args={
         "dataset": "hotpotqa", "path": str(shared_data / "hotpotqa_ircot" / "sample.jsonl"), **args},
-        model=model, limit=1, log_dir=log_dir, display="log")
+        model=model, limit=1, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     return log
 

@@ -41,7 +41,7 @@ def failing_model(fail_on: set[int], error=RuntimeError("malformed body: 'choice
 def run(model, shared_data, log_dir, **kwargs):
     [log] = inspect_eval("conflict_eval/atomr", task_args={
         "dataset": "hotpotqa", "path": str(shared_data / "hotpotqa_ircot" / "sample.jsonl")},
-        model=model, limit=1, log_dir=log_dir, display="log", **kwargs)
+        model=model, limit=1, log_dir=log_dir, display="none", **kwargs)
     return log
 
 
@@ -86,7 +86,7 @@ def test_a_dead_search_server_fails_every_sample_and_counts_the_errors(shared_da
     [log] = inspect_eval("conflict_eval/atomr", task_args={
         "dataset": "hotpotqa", "path": str(shared_data / "hotpotqa_ircot" / "sample.jsonl"),
         "text_corpus": f"colbert+http://127.0.0.1:{port}/api/search"},
-        model=model, limit=4, log_dir=log_dir, display="log", fail_on_error=False)
+        model=model, limit=4, log_dir=log_dir, display="none", fail_on_error=False)
     assert len(log.samples) == 4
     for sample in log.samples:
         assert not sample.scores  # nothing answered without the configured knowledge
@@ -104,7 +104,7 @@ def test_a_dead_search_server_ends_the_run_in_error_by_default(shared_data, log_
     [log] = inspect_eval("conflict_eval/atomr", task_args={
         "dataset": "hotpotqa", "path": str(shared_data / "hotpotqa_ircot" / "sample.jsonl"),
         "method": "atomr_standard_rag", "text_corpus": f"colbert+http://127.0.0.1:{port}/api/search"},
-        model=failing_model(set())[0], limit=2, log_dir=log_dir, display="log")
+        model=failing_model(set())[0], limit=2, log_dir=log_dir, display="none")
     assert log.status == "error"
     assert "knowledge source 'text'" in log.error.message
     assert all(s.store.get("AtomRBaselineStore:retrieval_errors") == 1 for s in log.samples or [])

@@ -135,7 +135,7 @@ def test_max_tokens_caps_every_call(shared_data, log_dir):
     model, seen = budget_model([tree, "!cut", ans("Animorphs"), ans("Animorphs")], max_tokens=200)
     [log] = inspect_eval("conflict_eval/atomr", task_args={
         "dataset": "hotpotqa", "path": str(shared_data / "hotpotqa_ircot" / "sample.jsonl")},
-        model=model, limit=1, log_dir=log_dir, display="log")
+        model=model, limit=1, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     # planner 512 -> 200; operator 256 -> 200 and its retry (512 -> 200) is skipped: not larger;
     # the truncated operator reply fails, so Direct RAG (256 -> 200), then child reasoning (256 -> 200)
@@ -185,7 +185,7 @@ def test_replay_released_trees_end_to_end_with_bm25(shared_data, log_dir, tmp_pa
     model = scripted_model(reply)
     [log] = inspect_eval("conflict_eval/atomr", task_args={"dataset": "hotpotqa", "path": str(data),
                                                           "plans": str(plans)},
-                         model=model, log_dir=log_dir, display="log")
+                         model=model, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     planner_calls = [c for c in model.script.calls if c[-1].text.startswith("You are given 3 atomic functions")]
     assert len(planner_calls) == 1  # only the sample without a plan

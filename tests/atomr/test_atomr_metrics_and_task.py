@@ -53,7 +53,7 @@ def test_cli_score_with_the_authors_normaliser_keeps_typographic_quotes(tmp_path
 
 def run(model, task_args, log_dir, limit):
     [log] = inspect_eval("conflict_eval/atomr", task_args=task_args, model=model, limit=limit,
-                         log_dir=log_dir, display="log")
+                         log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     return log
 
@@ -137,7 +137,7 @@ def test_atomr_end_to_end_with_the_offline_model(shared_data, log_dir):
     [log] = inspect_eval("conflict_eval/atomr", task_args={
         "dataset": "crag", "path": crag, "web_pages": crag,
         "tree_tokens": 32, "operator_tokens": 16},
-        model="conflict_eval/smollm2", limit=1, log_dir=log_dir, display="log")
+        model="conflict_eval/smollm2", limit=1, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     store = log.samples[0].store
     calls = store["AtomRStore:llm_calls"]

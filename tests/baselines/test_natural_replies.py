@@ -59,7 +59,7 @@ def test_gkp_answer_phase_reads_a_reply_without_closed_thought(log_dir):
         return "My thought: the evidence is wrong.\n\n# Answer: <a>A</a>"
 
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "gkp", "dataset": "demo"},
-                         model=scripted_model(reply), limit=1, log_dir=log_dir, display="log")
+                         model=scripted_model(reply), limit=1, log_dir=log_dir, display="none")
     [sample] = log.samples
     assert sample.scores["choice_accuracy"].value == {"accuracy": 1, "parse_failure": 0, "refusal": 0, "misled": 0}
 
@@ -133,6 +133,6 @@ def test_comparative_parts_hold_no_label_text(reply, parts, letter):
 
 def test_comparative_bare_letter_through_a_run(log_dir):
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "comparative", "dataset": "demo"},
-                         model=scripted_model(["A"]), limit=1, log_dir=log_dir, display="log")
+                         model=scripted_model(["A"]), limit=1, log_dir=log_dir, display="none")
     [sample] = log.samples
     assert sample.scores["choice_accuracy"].value == {"accuracy": 1, "parse_failure": 0, "refusal": 0, "misled": 0}

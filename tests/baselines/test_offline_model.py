@@ -17,7 +17,7 @@ METHODS = ["gkp"]
 def test_every_baseline_runs_with_the_offline_model(shared_data, log_dir):
     path = str(shared_data / "kre_ecare" / "sample.jsonl")
     tasks = [compose_task(m, "kre_ecare", path=path, generate_config={"max_tokens": 8}) for m in METHODS]
-    logs = inspect_eval(tasks, model="conflict_eval/smollm2", limit=1, log_dir=log_dir, display="log")
+    logs = inspect_eval(tasks, model="conflict_eval/smollm2", limit=1, log_dir=log_dir, display="none")
     for method, log in zip(METHODS, logs):
         assert log.status == "success", (method, log.error)
         [sample] = log.samples

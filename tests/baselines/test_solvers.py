@@ -26,7 +26,7 @@ OPTIONS = "A. France\nB. Belgium\nC. Italy\nD. Uncertain"
 def _run(method, replies, log_dir, limit=1, **task_args):
     model = scripted_model(replies)
     [log] = inspect_eval("conflict_eval/run", task_args={"method": method, "dataset": "demo", **task_args},
-                         model=model, limit=limit, log_dir=log_dir, display="log")
+                         model=model, limit=limit, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     return model, log
 
@@ -155,5 +155,5 @@ def test_free_form_item_is_a_clear_error(tmp_path, log_dir):
     path.write_text('{"id": "f1", "question": "Capital of France?", "answers": ["Paris"]}\n')
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "cot", "dataset": "demo", "path": str(path),
                                                          "scorer": "token_f1"},
-                         model=scripted_model(["x"]), log_dir=log_dir, display="log")
+                         model=scripted_model(["x"]), log_dir=log_dir, display="none")
     assert log.status == "error" and "cot needs multiple-choice items; record 'f1'" in log.error.message

@@ -34,7 +34,7 @@ def test_metrics_by_conflict_type(log_dir):
         return next(r for q, r in replies.items() if f"Question: {q}\n" in prompt)
 
     [log] = inspect_eval("conflict_eval/run", task_args={"dataset": "demo"}, model=scripted_model(reply),
-                         log_dir=log_dir, display="log")
+                         log_dir=log_dir, display="none")
     by_key = {s.name: {m.name: m.value for m in s.metrics.values()} for s in log.results.scores}
     assert by_key["accuracy"]["accuracy"] == pytest.approx(0.45)
     assert by_key["misled"]["mean"] == pytest.approx(0.45)

@@ -54,7 +54,7 @@ def _run(small_kb, log_dir, method, max_connections):
     [log] = inspect_eval("conflict_eval/conflict_exposure",
                          task_args={"path": str(small_kb), "retriever": "bm25", "method": method},
                          model=get_model("slowscript/x", memoize=False), limit=1, log_dir=log_dir,
-                         display="log", max_connections=max_connections, max_samples=1)
+                         display="none", max_connections=max_connections, max_samples=1)
     assert log.status == "success", log.error
     return log.samples[0], PEAK["max"]
 
@@ -78,7 +78,7 @@ def test_robustrag_passage_is_title_newline_text(small_kb, log_dir):
     model = scripted_model(reply_for)
     [log] = inspect_eval("conflict_eval/conflict_exposure",
                          task_args={"path": str(small_kb), "retriever": "bm25", "method": "robustrag"},
-                         model=model, limit=1, log_dir=log_dir, display="log")
+                         model=model, limit=1, log_dir=log_dir, display="none")
     [sample] = log.samples
     kb = load_kb(small_kb)
     ids = list(sample.store_as(RobustRAGStore).isolated_answers)

@@ -31,7 +31,7 @@ def test_run_on_user_needs_uses_user_need_accuracy(shared_data, log_dir):
                          task_args={"method": "user_need_prompt", "dataset": "user_needs_kre_ecqa",
                                     "path": str(path), "limit": 1, "n_contexts": "1",
                                     "user_need": "context_first", "setting": "matching"},
-                         model=scripted_model([f"<output>{gold}</output>"]), log_dir=log_dir, display="log")
+                         model=scripted_model([f"<output>{gold}</output>"]), log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     assert log.eval.metadata["scorers"] == ["user_need_accuracy"]
     assert log.eval.metadata["scorer_source"] == "declared"
@@ -44,7 +44,7 @@ def test_run_on_polluted_kb_uses_acc_and_krc(small_kb, log_dir):
     [log] = inspect_eval("conflict_eval/run",
                          task_args={"method": "standard_rag", "dataset": "polluted_kb",
                                     "path": str(small_kb), "retriever": "bm25"},
-                         model=scripted_model(lambda p: "Yes it is"), limit=1, log_dir=log_dir, display="log")
+                         model=scripted_model(lambda p: "Yes it is"), limit=1, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     assert log.eval.metadata["scorers"] == ["yes_no_accuracy", "knowledge_recall"]
     [sample] = log.samples
@@ -96,7 +96,7 @@ def test_declares_metric_needs_names():
 ])
 def test_scripted_model_coerces_cli_values(model_args, expected, log_dir):
     [log] = inspect_eval("conflict_eval/run", task_args={"dataset": "demo", "scorer": "exact_match"},
-                         model="scripted/x", model_args=model_args, limit=1, log_dir=log_dir, display="log")
+                         model="scripted/x", model_args=model_args, limit=1, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     assert log.samples[0].output.completion.endswith(expected)
 
@@ -105,4 +105,4 @@ def test_scripted_model_rejects_a_mapping(log_dir):
     # -M reply=Answer: yes reads as {"Answer": True}: an error before any sample runs
     with pytest.raises(ValueError, match="quote the reply"):
         inspect_eval("conflict_eval/run", task_args={"dataset": "demo"}, model="scripted/x",
-                     model_args={"reply": {"Answer": True}}, limit=1, log_dir=log_dir, display="log")
+                     model_args={"reply": {"Answer": True}}, limit=1, log_dir=log_dir, display="none")

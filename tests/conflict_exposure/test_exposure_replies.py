@@ -100,7 +100,7 @@ def _reply(detect):
 def test_run_records_no_conflicts_recoveries_and_the_rejected_rate(small_kb, log_dir, detect, no_conflicts):
     [log] = inspect_eval("conflict_eval/conflict_exposure",
                          task_args={"path": str(small_kb), "retriever": "bm25"},
-                         model=scripted_model(_reply(detect)), limit=1, log_dir=log_dir, display="log")
+                         model=scripted_model(_reply(detect)), limit=1, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     [sample] = log.samples
     store = sample.store_as(ConflictExposureStore)

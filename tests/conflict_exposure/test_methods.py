@@ -168,7 +168,7 @@ def _run(small_kb, log_dir, reply, **task_args):
     model = scripted_model(reply)
     [log] = inspect_eval("conflict_eval/conflict_exposure",
                          task_args={"path": str(small_kb), "retriever": "bm25", **task_args},
-                         model=model, limit=1, log_dir=log_dir, display="log")
+                         model=model, limit=1, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     return log.samples[0], [c[-1].text for c in model.script.calls]
 
@@ -279,7 +279,7 @@ def test_end_to_end_offline_model_dense(small_kb, log_dir):
     """The real offline model on one polluted question, dense retrieval, every step run."""
     [log] = inspect_eval("conflict_eval/conflict_exposure", task_args={"path": str(small_kb), "k": 2, "n": 2},
                          model="conflict_eval/smollm2", limit=1, max_tokens=12, log_dir=log_dir,
-                         display="log")
+                         display="none")
     assert log.status == "success", log.error
     sample = log.samples[0]
     store = sample.store_as(ConflictExposureStore)

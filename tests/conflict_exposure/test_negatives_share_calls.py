@@ -39,7 +39,7 @@ def test_negatives_make_shared_calls_once(small_kb, log_dir, method, store_type,
     [log] = inspect_eval("conflict_eval/conflict_exposure",
                          task_args={"path": str(small_kb), "retriever": "bm25", "method": method,
                                     "negatives": True},
-                         model=model, limit=2, log_dir=log_dir, display="log")
+                         model=model, limit=2, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     pos, neg = log.samples
     assert neg.id == f"{pos.id}:neg"

@@ -13,7 +13,7 @@ def test_conflict_exposure_survives_pathological_replies(name, small_kb, log_dir
 
     reply = PATHOLOGICAL_REPLIES[name]
     [log] = inspect_eval("conflict_eval/conflict_exposure", task_args={"path": str(small_kb), "retriever": "bm25"},
-                         model=scripted_model(lambda prompt: reply), limit=1, log_dir=log_dir, display="log")
+                         model=scripted_model(lambda prompt: reply), limit=1, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     sample = log.samples[0]
     store = sample.store_as(ConflictExposureStore)

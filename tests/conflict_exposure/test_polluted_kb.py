@@ -204,7 +204,7 @@ def test_acc_golden_values(small_kb, log_dir):
 
     [log] = inspect_eval("conflict_eval/conflict_exposure",
                          task_args={"path": str(small_kb), "method": "standard_rag", "retriever": "bm25"},
-                         model=scripted_model(reply), log_dir=log_dir, display="log")
+                         model=scripted_model(reply), log_dir=log_dir, display="none")
     assert log.status == "success"
     scores = {s.name: s for s in log.results.scores}
     assert scores["accuracy"].metrics["accuracy"].value == pytest.approx(1 / 3)

@@ -112,7 +112,7 @@ def _run(small_kb, log_dir, reply, **task_args):
     [log] = inspect_eval("conflict_eval/conflict_exposure",
                          task_args={"path": str(small_kb), "retriever": "bm25", "method": "robustrag",
                                     **task_args},
-                         model=model, limit=1, log_dir=log_dir, display="log")
+                         model=model, limit=1, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     return log, log.samples[0], model.script.calls
 
@@ -198,7 +198,7 @@ def test_offline_model_keyword_aggregation(small_kb, log_dir, spacy_en):
                          task_args={"path": str(small_kb), "method": "robustrag", "aggregation": "keyword",
                                     "k": 2, "retriever": "bm25"},
                          model="conflict_eval/smollm2", limit=1, max_tokens=16, log_dir=log_dir,
-                         display="log")
+                         display="none")
     assert log.status == "success", log.error
     assert log.eval.metadata["method_info"]["keyword_extractor"] == spacy_en.name
     sample = log.samples[0]

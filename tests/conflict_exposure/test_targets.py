@@ -90,7 +90,7 @@ def test_always_yes_scores_100_percent_without_negatives(small_kb, log_dir, nega
     [log] = inspect_eval("conflict_eval/conflict_exposure",
                          task_args={"path": str(small_kb), "method": "standard_rag", "retriever": "bm25",
                                     "negatives": negatives},
-                         model=scripted_model(lambda prompt: "Yes"), log_dir=log_dir, display="log")
+                         model=scripted_model(lambda prompt: "Yes"), log_dir=log_dir, display="none")
     assert log.status == "success" and log.results.total_samples == n
     scores = {s.name: s for s in log.results.scores}
     assert scores["accuracy"].metrics["accuracy"].value == pytest.approx(acc)

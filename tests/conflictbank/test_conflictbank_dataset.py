@@ -95,7 +95,7 @@ def test_runs_through_conflict_eval_run(log_dir):
     [log] = inspect_eval("conflict_eval/run",
                          task_args={"dataset": "conflictbank", "path": str(FIXTURE),
                                     "conflict_type": "misinformation"},
-                         model=model, log_dir=log_dir, display="log")
+                         model=model, log_dir=log_dir, display="none")
     assert log.status == "success" and log.results.total_samples == 4
     assert "A. Warsaw\nB. Kraków\nC. Lyon\nD. uncertain" in model.script.calls[0][-1].text
     # always "C": gold letters A, C, B, D -> 1 of 4 right; replace letters C, D, A, B -> 1 of 4 misled
@@ -106,7 +106,7 @@ def test_runs_through_conflict_eval_run(log_dir):
 
 def test_all_settings_in_one_run_give_the_per_type_breakdown(log_dir):
     [log] = inspect_eval("conflict_eval/run", task_args={"dataset": "conflictbank", "path": str(FIXTURE)},
-                         model=scripted_model(lambda prompt: "A</a>"), log_dir=log_dir, display="log")
+                         model=scripted_model(lambda prompt: "A</a>"), log_dir=log_dir, display="none")
     assert log.results.total_samples == 16
     by_key = {s.name: {m.name: m.value for m in s.metrics.values()} for s in log.results.scores}
     # always "A"; per row gold A, C, B, D and replace C, D, A, B, in each of the 4 settings:

@@ -34,7 +34,7 @@ def run(log_dir, **task_args):
     [log] = inspect_eval("conflict_eval/run",
                          task_args={"method": "end_to_end", "dataset": "conflictbank",
                                     "conflict_type": "temporal", **task_args},
-                         model=scripted_model(lambda p: "<a>A</a>"), log_dir=log_dir, display="log")
+                         model=scripted_model(lambda p: "<a>A</a>"), log_dir=log_dir, display="none")
     assert log.status == "success"
     return log
 

@@ -96,7 +96,7 @@ def test_a_perfect_run_without_conflict_items_has_undefined_precision_recall_f1(
     no_conflict = [s for s in full.dataset if s.target in (NO_CONFLICT, [NO_CONFLICT])][:3]
     assert len(no_conflict) == 3
     task = Task(dataset=MemoryDataset(no_conflict), solver=detect_conflict(), scorer=conflict_detection())
-    log = eval(task, model=scripted_model(lambda p: '{"answer": "SUPPORTS"}'), display="log")[0]
+    log = eval(task, model=scripted_model(lambda p: '{"answer": "SUPPORTS"}'), display="none")[0]
     assert log.status == "success", log.error
     assert {s.output.completion for s in log.samples} == {NO_CONFLICT}
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
@@ -126,7 +126,7 @@ def test_conflictbench_task_with_a_scripted_labeller(shared_data):
     samples = list(task.dataset)
     assert len(samples) == 403
     model = scripted_model(labeller)
-    log = eval(task, model=model, limit=8, display="log")[0]
+    log = eval(task, model=model, limit=8, display="none")[0]
     assert log.status == "success", log.error
     n_docs = sum(len(s.metadata["evidence"]) for s in samples[:8])
     assert len(model.script.calls) == n_docs  # one Table 8 call per document, no decomposition
@@ -238,7 +238,7 @@ def test_conflictbench_labeller_that_never_labels_is_undetermined_not_no_conflic
     from conflict_eval.tasks.conflictbench.task import conflictbench
 
     task = conflictbench(subsets="kre_ecqa", path=str(shared_data / "kre_ecqa" / "sample.jsonl"))
-    log = eval(task, model=scripted_model(lambda p: reply), limit=3, display="log")[0]
+    log = eval(task, model=scripted_model(lambda p: reply), limit=3, display="none")[0]
     assert log.status == "success", log.error
     assert {s.output.completion for s in log.samples} == {UNDETERMINED}
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
@@ -257,7 +257,7 @@ def test_conflictbench_reports_label_coverage(shared_data):
         n["calls"] += 1
         return labeller(prompt) if n["calls"] % 2 else "Let me think about the document first"
 
-    log = eval(task, model=scripted_model(half), limit=2, display="log", max_samples=1)[0]
+    log = eval(task, model=scripted_model(half), limit=2, display="none", max_samples=1)[0]
     assert log.status == "success", log.error
     cells = [c for s in log.samples for c in s.metadata["detection"]["cells"]]
     labelled = sum(c["label"] is not None for c in cells)
@@ -292,7 +292,7 @@ def test_dropped_macnoise_records_are_counted_in_the_log(shared_data, tmp_path):
     task = conflictbench(subsets="macnoise_nq", path=str(path))
     assert len(list(task.dataset)) == 3
     assert task.metadata["dropped_records"] == {f"macnoise_nq: {SKIP_NO_SUPPORT}": 1}
-    log = eval(task, model=scripted_model(lambda p: '{"answer": "SUPPORTS"}'), limit=1, display="log")[0]
+    log = eval(task, model=scripted_model(lambda p: '{"answer": "SUPPORTS"}'), limit=1, display="none")[0]
     assert log.status == "success", log.error
     assert log.eval.metadata["dropped_total"] == 1
 
@@ -305,7 +305,7 @@ def test_verdict_first_replies_explaining_with_the_answer_is_are_read_as_the_ver
     reply = ("IRRELEVANT\n\nThe document does not say whether the answer is living room; if it named it, "
              "the label would be SUPPORTS.")
     task = conflictbench(subsets="kre_ecqa", path=str(shared_data / "kre_ecqa" / "sample.jsonl"))
-    log = eval(task, model=scripted_model(lambda p: reply), limit=2, display="log")[0]
+    log = eval(task, model=scripted_model(lambda p: reply), limit=2, display="none")[0]
     assert log.status == "success", log.error
     for s in log.samples:
         assert s.output.completion == NO_CONFLICT and s.scores["conflict_detection"].metadata["label_failures"] == []

@@ -136,7 +136,7 @@ def test_memorization_ratio_by_hand(shared_data, tmp_path, log_dir):
 
     [log] = inspect_eval("conflict_eval/run",
                          task_args={"method": "conflictqa_mc", "dataset": "conflictqa", "path": str(subset)},
-                         model=scripted_model(reply), log_dir=log_dir, display="log")
+                         model=scripted_model(reply), log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     # no -T scorer=: ConflictQA declares memorization_ratio
     assert log.eval.metadata["scorers"] == ["memorization_ratio"]
@@ -166,7 +166,7 @@ def test_standard_rag_takes_both_evidences_as_given_documents(log_dir):
     [log] = inspect_eval("conflict_eval/run",
                          task_args={"method": "standard_rag", "dataset": "conflictqa", "setting": "both_counter_first",
                                     "path": str(FIXTURES / "mini.jsonl"), "scorer": "memorization_ratio"},
-                         model=model, limit=1, log_dir=log_dir, display="log")
+                         model=model, limit=1, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     [prompt] = [m.text for call in model.script.calls for m in call]
     row = _rows(FIXTURES / "mini.jsonl", 1)[0]

@@ -48,7 +48,7 @@ def test_ten_documents_are_all_labelled():
     task = Task(dataset=MemoryDataset([Sample(id="s", input="Write", metadata={"documents": DOCS})]),
                 solver=generate(), scorer=conflictscore(claims="whole", labelling="all_docs"))
     log = eval(task, model=scripted_model(lambda p: "The museum opened in 1990."), model_roles={"grader": judge},
-               display="log")[0]
+               display="none")[0]
     assert log.status == "success", log.error
     score = log.samples[0].scores["conflictscore"]
     assert budgets == [1600]

@@ -54,7 +54,7 @@ def grader(decomposition: str, label_reply=None):
 def run(judge, n=1, response=RESPONSE, **opts):
     samples = [Sample(id=f"s{i}", input="Write about pets", metadata={"documents": DOCS}) for i in range(n)]
     task = Task(dataset=MemoryDataset(samples), solver=generate(), scorer=conflictscore(**opts))
-    log = eval(task, model=scripted_model(lambda p: response), model_roles={"grader": judge}, display="log")[0]
+    log = eval(task, model=scripted_model(lambda p: response), model_roles={"grader": judge}, display="none")[0]
     assert log.status == "success", log.error
     return log
 
@@ -171,7 +171,7 @@ def test_a_grader_failing_exactly_on_contradicting_cells_never_lowers_the_score(
         samples = [Sample(id="six", input="Write", metadata={"documents": SIX_DOCS})]
         task = Task(dataset=MemoryDataset(samples), solver=generate(), scorer=conflictscore())
         log = eval(task, model=scripted_model(lambda p: "A report."), model_roles={"grader": _six_grader(refuse)},
-                   display="log")[0]
+                   display="none")[0]
         assert log.status == "success", log.error
         return values(log)[0]
 
@@ -213,7 +213,7 @@ def test_unlabelled_samples_enter_the_means_at_their_worst_case():
                     # the two samples send identical prompts; without dedupe each gets its own grader reply
                     scorer=conflictscore(grader_dedupe=False)),
                model=scripted_model(lambda p: RESPONSE), model_roles={"grader": scripted_model(judge_fn)},
-               display="log", max_samples=1)[0]
+               display="none", max_samples=1)[0]
     assert log.status == "success", log.error
     vs = sorted(values(log), key=lambda v: v["undefined"])
     assert vs[0]["cs_c"] == 0.5 and vs[1]["cs_c"] == 1.0 and vs[1]["cs_r"] == 1.0 and math.isnan(vs[1]["cs_c_best"])

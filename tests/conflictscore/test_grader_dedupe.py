@@ -22,7 +22,7 @@ def run(shared_data, dedupe: bool):
                                 strategies="rag,balanced", grader_dedupe=dedupe)
     grader = scripted_model(judge)
     log = eval(task, model=scripted_model(lambda p: REPORT), model_roles={"grader": grader}, limit=2,
-               display="log")[0]
+               display="none")[0]
     assert log.status == "success", log.error
     return log, grader
 
@@ -54,6 +54,6 @@ def test_replies_are_not_reused_across_runs(shared_data):
     grader = scripted_model(judge)
     for expected in (11, 22):
         log = eval(task, model=scripted_model(lambda p: REPORT), model_roles={"grader": grader}, limit=1,
-                   display="log")[0]
+                   display="none")[0]
         assert log.status == "success", log.error
         assert len(grader.script.calls) == expected

@@ -19,7 +19,7 @@ def test_two_failing_judges_leave_the_judges_error(log_dir):
                                                          "scorer": "conflictscore", "claims": "whole"},
                          model=answer, model_roles={"grader": scripted_model(failing_judge),
                                                     "grader_2": scripted_model(failing_judge)},
-                         limit=1, log_dir=log_dir, display="log", fail_on_error=False)
+                         limit=1, log_dir=log_dir, display="none", fail_on_error=False)
     [sample] = log.samples
     assert sample.error is not None and not sample.scores
     assert "judge quota exhausted" in sample.error.message, sample.error.message

@@ -68,7 +68,7 @@ def test_hand_labels_load_as_precomputed_scores_and_judges_are_measured(tmp_path
         return precomputed_scores(str(path), on_missing="error")
 
     log = eval(Task(dataset=[Sample(id=c.id, input=c.claim) for c in cells], solver=generate(), scorer=human_label()),
-               model=scripted_model(lambda p: "x"), display="log", log_dir=str(tmp_path / "logs"))[0]
+               model=scripted_model(lambda p: "x"), display="none", log_dir=str(tmp_path / "logs"))[0]
     assert log.status == "success"
     assert {s.id: s.scores["human_label"].value for s in log.samples} == {c.id: c.label for c in cells}
     wrong = {"SUPPORTS": "IRRELEVANT", "CONTRADICTS": "SUPPORTS", "IRRELEVANT": "CONTRADICTS"}

@@ -74,7 +74,7 @@ def _grader(labels: dict, flip_on_swap: bool = False, wobble: dict | None = None
 def _run(roles: dict, **opts):
     task = Task(dataset=MemoryDataset([Sample(id="s1", input="Write about pets", metadata={"documents": DOCS})]),
                 solver=generate(), scorer=conflictscore(**opts))
-    log = eval(task, model=scripted_model([RESPONSE]), model_roles=roles, display="log")[0]
+    log = eval(task, model=scripted_model([RESPONSE]), model_roles=roles, display="none")[0]
     assert log.status == "success", log.error
     LAST_LOG[:] = [log]
     score = log.samples[0].scores["conflictscore"]

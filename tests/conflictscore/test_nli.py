@@ -31,7 +31,7 @@ def test_nli_backend_runs_without_any_llm_grader(nli_dir):
     task = Task(dataset=MemoryDataset([Sample(id="s", input="q", metadata={"documents": docs})]),
                 solver=generate(), scorer=conflictscore(claims="sentences", backend="nli", nli_model=nli_dir))
     model = scripted_model(["Cats purr. Dogs bark."])
-    log = eval(task, model=model, display="log")[0]
+    log = eval(task, model=model, display="none")[0]
     assert log.status == "success", log.error
     score = log.samples[0].scores["conflictscore"]
     assert len(model.script.calls) == 1  # the answer only: no grader call

@@ -35,7 +35,7 @@ def grader(prompt: str) -> str:
 
 
 def _run(task, model, **kw):
-    log = eval(task, model=model, display="log", **kw)[0]
+    log = eval(task, model=model, display="none", **kw)[0]
     assert log.status == "success", log.error
     return log, log.samples[0].scores["conflictscore"]
 
@@ -136,5 +136,5 @@ def test_bad_options_and_missing_documents():
     from inspect_ai.solver import generate
 
     task = Task(dataset=MemoryDataset([Sample(id="x", input="q")]), solver=generate(), scorer=conflictscore())
-    log = eval(task, model=scripted_model(["a"]), display="log")[0]
+    log = eval(task, model=scripted_model(["a"]), display="none")[0]
     assert log.status == "error" and "no grounding documents" in str(log.error)

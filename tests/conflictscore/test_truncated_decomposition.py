@@ -43,7 +43,7 @@ def run(judge):
     task = Task(dataset=MemoryDataset([Sample(id="s", input="Write", metadata={"documents": DOCS})]),
                 solver=generate(), scorer=conflictscore())
     log = eval(task, model=scripted_model(lambda p: "A long report."), model_roles={"grader": judge},
-               display="log")[0]
+               display="none")[0]
     assert log.status == "success", log.error
     return log, log.samples[0].scores["conflictscore"]
 

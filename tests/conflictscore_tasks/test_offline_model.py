@@ -21,7 +21,7 @@ def test_conflictbench_with_smollm2(shared_data, log_dir):
 
     task = conflictbench(path=str(shared_data / "kre_ecqa" / "sample.jsonl"), labelling="all_docs",
                          grader_max_tokens=24)
-    s = _one(eval(task, model=MODEL, limit=1, log_dir=log_dir, display="log")[0])
+    s = _one(eval(task, model=MODEL, limit=1, log_dir=log_dir, display="none")[0])
     detection = s.metadata["detection"]
     assert detection["grader_calls"] == 1 and len(detection["label_matrix"][0]) == len(s.metadata["evidence"])
     assert s.output.completion in ("Conflict", "No Conflict", "undetermined")
@@ -37,7 +37,7 @@ def test_report_with_smollm2_writer_and_nli_grader(shared_data, log_dir, tmp_pat
     nli = build_random_nli_model(tmp_path / "nli")  # random weights: plumbing only
     task = conflictscore_report(path=str(shared_data / "macnoise_fewshot" / "sample.jsonl"), strategies="rag",
                                 claims="sentences", backend="nli", nli_model=nli)
-    s = _one(eval(task, model=MODEL, limit=1, max_tokens=40, log_dir=log_dir, display="log")[0])
+    s = _one(eval(task, model=MODEL, limit=1, max_tokens=40, log_dir=log_dir, display="none")[0])
     score = s.scores["conflictscore"]
     assert s.output.completion.strip()
     assert score.value["grader_calls"] == 0 and score.value["claims"] == len(score.metadata["claims"]) > 0
@@ -49,7 +49,7 @@ def test_truthfulqa_with_smollm2(shared_data, log_dir):
 
     task = truthfulqa_conflict(path=str(shared_data / "truthfulqa_binary" / "sample.jsonl"), k=2,
                                labelling="all_docs", grader_max_tokens=24)
-    s = _one(eval(task, model=MODEL, limit=1, max_tokens=8, log_dir=log_dir, display="log")[0])
+    s = _one(eval(task, model=MODEL, limit=1, max_tokens=8, log_dir=log_dir, display="none")[0])
     v = s.scores["truthfulqa_settings"].value
     assert set(v) >= {"rag", "control_rag", "regenerated_rag", "flagged"}
     store = s.store

@@ -49,7 +49,7 @@ def test_report_task_scores_each_strategy(shared_data):
     writer = scripted_model(lambda p: "Some sources say the Steelers won the most." if "balanced" in p
                             else "The Steelers have won six Super Bowls.")
     grader = scripted_model(judge)
-    log = eval(task, model=writer, model_roles={"grader": grader}, limit=2, display="log")[0]
+    log = eval(task, model=writer, model_roles={"grader": grader}, limit=2, display="none")[0]
     assert log.status == "success", log.error
     prompts = [c[-1].text for c in writer.script.calls]
     assert len(prompts) == 2 and prompts[0].startswith("Instruction: Write a report about Super Bowl")
@@ -99,7 +99,7 @@ def test_report_task_scores_unlabelled_samples_by_their_worst_case_and_counts_th
             return "{" * 3000
         return judge(prompt)
 
-    log = eval(task, model=writer, model_roles={"grader": scripted_model(grader_fn)}, limit=2, display="log")[0]
+    log = eval(task, model=writer, model_roles={"grader": scripted_model(grader_fn)}, limit=2, display="none")[0]
     assert log.status == "success", log.error
     by = {sc.name: {k.split("/")[-1]: m.value for k, m in sc.metrics.items()} for sc in log.results.scores}
     # the RAG sample: CS-C 1, CS-R 2/3 (see above); the super-balanced one (1 claim x 5 unreadable
@@ -133,7 +133,7 @@ def test_a_record_whose_50_percent_flags_are_all_zero_uses_pert_lbls_and_drops_a
     assert task.metadata["records_used"] == 2 and task.metadata["dropped_total"] == 1
     assert task.metadata["dropped_records"] == dropped
     log = eval(task, model=scripted_model(lambda p: "The Steelers have won six Super Bowls."),
-               model_roles={"grader": scripted_model(judge)}, limit=1, display="log")[0]
+               model_roles={"grader": scripted_model(judge)}, limit=1, display="none")[0]
     assert log.status == "success", log.error
     assert log.eval.metadata["dropped_records"] == dropped  # the count and its reason are in the log
 

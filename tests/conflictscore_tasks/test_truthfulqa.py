@@ -46,7 +46,7 @@ def test_truthfulqa_binary_is_a_registered_dataset_the_task_looks_up(shared_data
     model = scripted_model(lambda prompt: "<a>A</a>")
     [log] = eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "truthfulqa_binary",
                                                  "path": path, "k": 2, "limit": 3},
-                 model=model, log_dir=log_dir, display="log")
+                 model=model, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     assert log.results.total_samples == 3
     records = truthfulqa_records(path)[:3]
@@ -125,7 +125,7 @@ def _mc_task():
 def test_wrapper_regenerates_a_flagged_answer():
     model = scripted_model(["(B)", "A – Cats sleep a lot\nJustification: (Docs 1)"])
     grader = scripted_model(judge)
-    log = eval(_mc_task(), model=model, model_roles={"grader": grader}, display="log")[0]
+    log = eval(_mc_task(), model=model, model_roles={"grader": grader}, display="none")[0]
     assert log.status == "success", log.error
     # the answer B = "Cats never sleep": doc 1 contradicts, doc 2 supports -> conflicted
     assert len(grader.script.calls) == 3  # whole answer x 3 documents
@@ -155,7 +155,7 @@ def test_wrapper_with_a_judge_panel_regenerates_only_on_a_majority_conflict():
 
     model = scripted_model(["(B)", "A – Cats sleep a lot\nJustification: (Docs 2)"])
     roles = {"grader": scripted_model(judge), "grader_2": scripted_model(judge_2)}
-    log = eval(_mc_task(), model=model, model_roles=roles, display="log")[0]
+    log = eval(_mc_task(), model=model, model_roles=roles, display="none")[0]
     assert log.status == "success", log.error
     store = log.samples[0].store
     conflict = store["RegenerationStore:conflict"]
@@ -171,14 +171,14 @@ def test_wrapper_keeps_an_unflagged_answer_and_records_unparseable_ones():
     # a grader that never contradicts: nothing is flagged
     grader = scripted_model(lambda p: '{"answer": "SUPPORTS"}')
     model = scripted_model(["(A)"])
-    log = eval(_mc_task(), model=model, model_roles={"grader": grader}, display="log")[0]
+    log = eval(_mc_task(), model=model, model_roles={"grader": grader}, display="none")[0]
     assert len(model.script.calls) == 1 and len(grader.script.calls) == 3
     assert log.samples[0].store["RegenerationStore:flagged"] is False
     assert log.samples[0].output.completion == "(A)"
 
     grader = scripted_model(lambda p: '{"answer": "SUPPORTS"}')
     model = scripted_model(["I am not sure."])
-    log = eval(_mc_task(), model=model, model_roles={"grader": grader}, display="log")[0]
+    log = eval(_mc_task(), model=model, model_roles={"grader": grader}, display="none")[0]
     assert len(grader.script.calls) == 0  # nothing to score
     assert log.samples[0].store["RegenerationStore:not_scored_reason"].startswith("original choice unparseable")
 
@@ -200,7 +200,7 @@ def test_truthfulqa_task_end_to_end_with_scripted_models(shared_data):
 
     grader = scripted_model(by_length)
     model = scripted_model(tqa_model)
-    log = eval(task, model=model, model_roles={"grader": grader}, limit=3, display="log")[0]
+    log = eval(task, model=model, model_roles={"grader": grader}, limit=3, display="none")[0]
     assert log.status == "success", log.error
     samples = log.samples
     assert all(len(s.metadata["evidence"]) == 4 for s in samples)
@@ -234,7 +234,7 @@ def test_truthfulqa_task_end_to_end_with_scripted_models(shared_data):
 ], ids=["preamble-bold-emdash", "colon-lowercase", "endash", "brackets", "tags", "whitespace"])
 def test_wrapper_reads_table14_replies(reply, letter):
     model = scripted_model(["(B)", reply])
-    log = eval(_mc_task(), model=model, model_roles={"grader": scripted_model(judge)}, display="log")[0]
+    log = eval(_mc_task(), model=model, model_roles={"grader": scripted_model(judge)}, display="none")[0]
     assert log.status == "success", log.error
     store = log.samples[0].store
     assert store["RegenerationStore:flagged"] is True
@@ -246,7 +246,7 @@ def test_wrapper_with_a_grader_that_never_labels_regenerates_as_undetermined():
     # no label parsed -> ConflictScore undefined, but with 3 unreadable documents the claim
     # could be conflicted: it is regenerated, flagged as undetermined (issue 32)
     model = scripted_model(["(B)", "A – Cats sleep a lot\nJustification: (Docs 1)"])
-    log = eval(_mc_task(), model=model, model_roles={"grader": scripted_model(lambda p: "[" * 5000)}, display="log")[0]
+    log = eval(_mc_task(), model=model, model_roles={"grader": scripted_model(lambda p: "[" * 5000)}, display="none")[0]
     assert log.status == "success", log.error
     store = log.samples[0].store
     assert store["RegenerationStore:flagged"] is True and store["RegenerationStore:flag_undetermined"] is True
@@ -262,7 +262,7 @@ def test_truthfulqa_counts_undefined_conflictscores(shared_data):
     task = truthfulqa_conflict(path=str(shared_data / "truthfulqa_binary" / "sample.jsonl"),
                                background=[str(shared_data / "crag_example" / "sample.jsonl")], k=4)
     grader = scripted_model(lambda p: "I am not sure about this one.")  # never a label
-    log = eval(task, model=scripted_model(lambda p: "(A)"), model_roles={"grader": grader}, limit=2, display="log")[0]
+    log = eval(task, model=scripted_model(lambda p: "(A)"), model_roles={"grader": grader}, limit=2, display="none")[0]
     assert log.status == "success", log.error
     for s in log.samples:
         v = s.scores["truthfulqa_settings"].value
@@ -279,7 +279,7 @@ def test_truthfulqa_counts_undefined_conflictscores(shared_data):
                          ids=["tags", "brackets", "whitespace", "surrogates"])
 def test_pathological_answers_are_parse_failures_and_the_run_succeeds(reply):
     model = scripted_model([reply])
-    log = eval(_mc_task(), model=model, model_roles={"grader": scripted_model(judge)}, display="log")[0]
+    log = eval(_mc_task(), model=model, model_roles={"grader": scripted_model(judge)}, display="none")[0]
     assert log.status == "success", log.error
     assert log.samples[0].store["RegenerationStore:not_scored_reason"].startswith("original choice unparseable")
 
@@ -349,7 +349,7 @@ def test_per_question_search_results_from_a_file(shared_data, tmp_path):
     def grader_fn(prompt):
         return '{"answer": "IRRELEVANT"}'
     log = eval(task, model=scripted_model(lambda p: "(A)"), model_roles={"grader": scripted_model(grader_fn)},
-               display="log")[0]
+               display="none")[0]
     assert log.status == "success", log.error
     by = {s.metadata["question"]: s.scores["truthfulqa_settings"] for s in log.samples}
     assert by[WATERMELON].metadata["key_entity"] == "watermelon"

@@ -79,7 +79,7 @@ def test_truthfulqa_conflict(shared_data, tmp_path):
         task = truthfulqa_conflict(path=str(shared_data / "truthfulqa_binary" / "sample.jsonl"),
                                    background=[str(shared_data / "crag_example" / "sample.jsonl")], k=4)
         [log] = eval(task, model=scripted_model(tqa_model), model_roles={"grader": scripted_model(grader)},
-                     limit=12, display="log", log_dir=str(tmp_path))
+                     limit=12, display="none", log_dir=str(tmp_path))
         assert log.status == "success", log.error
         return log
 
@@ -133,7 +133,7 @@ def test_conflictscore_report(shared_data, tmp_path):
     def run(grader):
         task = conflictscore_report(path=str(shared_data / "macnoise_fewshot" / "sample.jsonl"))
         [log] = eval(task, model=scripted_model(writer), model_roles={"grader": scripted_model(grader)},
-                     limit=6, display="log", log_dir=str(tmp_path))
+                     limit=6, display="none", log_dir=str(tmp_path))
         assert log.status == "success", log.error
         return log
 
@@ -161,7 +161,7 @@ def test_conflictbench(shared_data, tmp_path):
         task = conflictbench(subsets="kre_ecqa,macnoise_nq",
                              paths={"kre_ecqa": str(shared_data / "kre_ecqa" / "sample.jsonl"),
                                     "macnoise_nq": str(shared_data / "macnoise_fewshot" / "sample.jsonl")})
-        [log] = eval(task, model=scripted_model(labeller), limit=12, display="log", log_dir=str(tmp_path))
+        [log] = eval(task, model=scripted_model(labeller), limit=12, display="none", log_dir=str(tmp_path))
         assert log.status == "success", log.error
         return log
 

@@ -92,7 +92,7 @@ def test_run_scores_duplicate_items_by_text(shared_data, log_dir):
     ids = [r.id for r in load_kre("kre_ecqa", path) if r.question in questions]
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "kre_ecqa",
                                                           "path": str(path)},
-                         model=scripted_model(reply), sample_id=ids, log_dir=log_dir, display="log")
+                         model=scripted_model(reply), sample_id=ids, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     got = {s.metadata["question"]: (s.scores["choice_accuracy"].value, s.scores["choice_accuracy"].metadata)
            for s in log.samples}

@@ -119,7 +119,7 @@ def test_registered_and_runs_through_conflict_eval_run(shared_data, log_dir):
     model = scripted_model(["A</a>", "B</a>"])
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "kre_ecqa",
                                                          "path": path}, model=model, limit=2,
-                         log_dir=log_dir, display="log")
+                         log_dir=log_dir, display="none")
     assert log.status == "success"
     prompt = model.script.calls[0][-1].text
     assert "Evidence: Doctors' offices often provide magazines" in prompt

@@ -69,7 +69,7 @@ def test_calls_follow_the_loop_rules_on_the_shared_sample(shared_data, log_dir):
     model = scripted_model(script)
     [log] = inspect_eval("conflict_eval/run",
                          task_args={"method": "madam_rag", "dataset": "ramdocs", "path": str(path)},
-                         model=model, limit=LIMIT, log_dir=log_dir, display="log")
+                         model=model, limit=LIMIT, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     # no -T scorer=: RAMDocs declares strict_em
     assert log.eval.metadata["scorers"] == ["strict_em"] and log.eval.metadata["scorer_source"] == "declared"
@@ -109,7 +109,7 @@ def test_each_agent_sees_the_other_agents_previous_responses(shared_data, log_di
     [log] = inspect_eval("conflict_eval/run",
                          task_args={"method": "madam_rag", "dataset": "ramdocs", "path": str(path),
                                     "scorer": "strict_em", "rounds": 2},
-                         model=model, sample_id=_sample_id(path, row), log_dir=log_dir, display="log")
+                         model=model, sample_id=_sample_id(path, row), log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     docs = [d["text"] for d in row["documents"]]
     n = len(docs)
@@ -150,7 +150,7 @@ def test_a_sample_without_documents_is_a_clear_error(log_dir):
     record = ConflictQA(id="q1", dataset="closed_book", question="Who wrote Hamlet?", answers=["Shakespeare"])
     task = Task(dataset=MemoryDataset([to_sample(record)]), solver=madam_rag())
     model = scripted_model(["Answer: x."])
-    [log] = inspect_eval(task, model=model, log_dir=log_dir, display="log")
+    [log] = inspect_eval(task, model=model, log_dir=log_dir, display="none")
     assert log.status == "error"
     assert "madam_rag: sample 'q1' (dataset 'closed_book') has no documents" in log.error.message
     assert model.script.calls == []
@@ -197,7 +197,7 @@ def test_agent_calls_of_a_round_run_concurrently(shared_data, log_dir):
                          task_args={"method": "madam_rag", "dataset": "ramdocs", "path": str(path),
                                     "scorer": "strict_em"},
                          model=get_model("madam_concurrency_probe/m"), sample_id=_sample_id(path, row),
-                         log_dir=log_dir, display="log")
+                         log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     assert probe["max"] == len(row["documents"])  # all agents of a round at once, aggregator alone
 
@@ -218,7 +218,7 @@ def test_a_lone_agent_gets_the_round_one_prompt_again(log_dir):
                "Answer: Marlowe. Explanation: same."]  # round 3 agent: unchanged -> stop
     model = scripted_model(replies)
     [log] = inspect_eval(Task(dataset=MemoryDataset([to_sample(record)]), solver=madam_rag()),
-                         model=model, log_dir=log_dir, display="log")
+                         model=model, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     prompts = [call[-1].text for call in model.script.calls]
     assert len(prompts) == 5  # 1 agent x 3 rounds + 2 aggregations
@@ -241,7 +241,7 @@ def test_an_empty_agent_reply_is_an_error_retried_not_a_blank_turn(log_dir):
                         evidence=[Passage(text="Hamlet is by Shakespeare."), Passage(text="Hamlet is by Marlowe.")])
     task = Task(dataset=MemoryDataset([to_sample(record)]), solver=madam_rag())
     [log] = inspect_eval(task, model=scripted_model(["Answer: Shakespeare. Explanation: doc.", "  \n"]),
-                         log_dir=log_dir, display="log")
+                         log_dir=log_dir, display="none")
     assert log.status == "error" and "MADAM-RAG agent 2" in log.error.message and "empty reply" in log.error.message
 
     replies = iter(["Answer: Shakespeare. Explanation: doc.", "",  # first try: agent 2 empty -> error
@@ -249,7 +249,7 @@ def test_an_empty_agent_reply_is_an_error_retried_not_a_blank_turn(log_dir):
                     'All Correct Answers: ["Shakespeare", "Marlowe"]. Explanation: both.',
                     "Answer: Shakespeare. Explanation: same.", "Answer: Marlowe. Explanation: same."])
     model = scripted_model(lambda prompt: next(replies))
-    [log] = inspect_eval(task, model=model, log_dir=log_dir, display="log", retry_on_error=1)
+    [log] = inspect_eval(task, model=model, log_dir=log_dir, display="none", retry_on_error=1)
     assert log.status == "success", log.error
     assert len(model.script.calls) == 7  # 2 of the failed try, then 2 agents + 1 aggregation + 2 agents (early stop)
     store = _store(log.samples[0])

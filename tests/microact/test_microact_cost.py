@@ -13,7 +13,7 @@ from conflict_eval.testing import scripted_model
 
 def _trajectory(model, log_dir, **eval_kwargs):
     task = compose_task("microact", "demo", ["choice_accuracy", "microact_trajectory"], max_turns=2)
-    [log] = inspect_eval(task, model=model, limit=1, display="log", log_dir=log_dir, **eval_kwargs)
+    [log] = inspect_eval(task, model=model, limit=1, display="none", log_dir=log_dir, **eval_kwargs)
     assert log.status == "success", log.error
     return log.samples[0].scores["microact_trajectory"].value
 
@@ -40,7 +40,7 @@ def test_unpriced_model_costs_nan_not_gpt4o_mini(log_dir):
 def test_explicit_prices_still_win(log_dir):
     task = compose_task("microact", "demo", ["choice_accuracy", "microact_trajectory"], max_turns=2,
                         input_price=1.0, output_price=2.0)
-    [log] = inspect_eval(task, model=scripted_model(lambda prompt: "<a>A</a>"), limit=1, display="log",
+    [log] = inspect_eval(task, model=scripted_model(lambda prompt: "<a>A</a>"), limit=1, display="none",
                          log_dir=log_dir)
     value = log.samples[0].scores["microact_trajectory"].value
     assert value["cost"] == pytest.approx((value["input_tokens"] * 1.0 + value["output_tokens"] * 2.0) / 1e6)

@@ -49,7 +49,7 @@ def world(main_replies, assert_reply="<c>1</c> <p>0.9</p>", final="A</a>"):
 
 def run(model, log_dir, **options):
     task = compose_task("microact", "demo", ["choice_accuracy", "microact_trajectory"], **options)
-    [log] = inspect_eval(task, model=model, limit=1, log_dir=log_dir, display="log")
+    [log] = inspect_eval(task, model=model, limit=1, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     sample = log.samples[0]
     return sample, sample.store

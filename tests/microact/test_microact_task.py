@@ -49,7 +49,7 @@ def test_microact_task_on_real_kre_records(shared_data, log_dir):
     gold = {r["question"]: r["answer"] for r in rows}
     model = scripted_model(gold_then_terminate(gold, decompose_questions=[rows[0]["question"]]))
     [log] = inspect_eval("conflict_eval/microact", task_args={"path": str(path), "warm_start": False},
-                         model=model, limit=3, log_dir=log_dir, display="log", max_samples=1)
+                         model=model, limit=3, log_dir=log_dir, display="none", max_samples=1)
     assert log.status == "success", log.error
     assert log.eval.task_args["dataset"] == "kre_ecqa"  # the task's default dataset
     first = model.script.calls[0][0].text
@@ -89,7 +89,7 @@ def test_run_task_with_microact_on_conflictbank_format(log_dir):
         "method": "microact", "dataset": "conflictbank", "path": str(path),
         "conflict_type": "temporal", "max_turns": 2, "warm_start": False,
         "scorer": ["choice_accuracy", "microact_trajectory"]},
-        model=model, limit=2, log_dir=log_dir, display="log")
+        model=model, limit=2, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     assert len(log.samples) == 2
     for s in log.samples:
@@ -125,7 +125,7 @@ def test_offline_model_end_to_end_and_perplexity(shared_data, log_dir):
     path = shared_data / "kre_ecqa" / "sample.jsonl"
     [log] = inspect_eval("conflict_eval/microact", task_args={"dataset": "kre_ecqa", "path": str(path),
                                                               "max_turns": 4},
-                         model="conflict_eval/smollm2", limit=1, max_tokens=16, log_dir=log_dir, display="log")
+                         model="conflict_eval/smollm2", limit=1, max_tokens=16, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     sample = log.samples[0]
     store = {k.split(":", 1)[1]: v for k, v in sample.store.items() if k.startswith("MicroActStore:")}
@@ -162,7 +162,7 @@ def test_cheapest_trajectory_is_one_model_turn_with_the_warm_start(shared_data, 
 
     model = scripted_model(reply)
     [log] = inspect_eval("conflict_eval/microact", task_args={"path": str(path)},
-                         model=model, limit=2, log_dir=log_dir, display="log", max_samples=1)
+                         model=model, limit=2, log_dir=log_dir, display="none", max_samples=1)
     assert log.status == "success", log.error
     for s in log.samples:
         v = s.scores["microact_trajectory"].value

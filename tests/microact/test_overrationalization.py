@@ -120,7 +120,7 @@ def test_gkp_ratio_with_a_grader_role_and_one_failure(log_dir):
     [log] = inspect_eval(
         "conflict_eval/run",
         task_args={"method": "gkp", "dataset": "conflictbank", "path": str(FIXTURE), "scorer": "overrationalization"},
-        model=model, model_roles={"grader": grader}, log_dir=log_dir, display="log",
+        model=model, model_roles={"grader": grader}, log_dir=log_dir, display="none",
         sample_id=[f"{CURIE}-misinformation", f"{CURIE}-temporal", f"{TURING}-temporal"])
     assert log.status == "success", log.error
     # 3 samples, 2 GKP calls each to the evaluated model; 3 judge calls, all to the grader
@@ -158,7 +158,7 @@ def test_all_failures_give_nan_not_zero_and_evaluated_model_grades(log_dir):
         "conflict_eval/run",
         task_args={"method": "gkp", "dataset": "conflictbank", "path": str(FIXTURE),
                    "conflict_type": "semantic", "scorer": "overrationalization"},
-        model=model, limit=2, log_dir=log_dir, display="log")
+        model=model, limit=2, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     assert len(model.script.calls) == 2 * 2 + 2  # no grader role: the evaluated model judges
     m = {s.name: {k: v.value for k, v in s.metrics.items()} for s in log.results.scores}
@@ -188,7 +188,7 @@ def test_microact_trajectory_is_the_trace(log_dir):
         "conflict_eval/run",
         task_args={"method": "microact", "dataset": "conflictbank", "path": str(FIXTURE), "conflict_type": "temporal",
                    "max_turns": 2, "warm_start": False, "scorer": ["choice_accuracy", "overrationalization"]},
-        model=model, limit=1, log_dir=log_dir, display="log")
+        model=model, limit=1, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     judge = model.script.calls[-1][-1].text
     trace = judge.split("# The model's reasoning\n", 1)[1]
@@ -207,7 +207,7 @@ def test_offline_model_judges_gkp_end_to_end(log_dir):
         "conflict_eval/run",
         task_args={"method": "gkp", "dataset": "conflictbank", "path": str(FIXTURE), "conflict_type": "temporal",
                    "scorer": "overrationalization", "grader_max_tokens": 16},
-        model="conflict_eval/smollm2", limit=2, max_tokens=32, log_dir=log_dir, display="log")
+        model="conflict_eval/smollm2", limit=2, max_tokens=32, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     values = [s.scores["overrationalization"].value for s in log.samples]
     assert len(values) == 2
@@ -228,11 +228,11 @@ def test_inspect_score_on_an_existing_log(log_dir):
     [log] = inspect_eval(
         "conflict_eval/run",
         task_args={"method": "gkp", "dataset": "conflictbank", "path": str(FIXTURE), "conflict_type": "temporal"},
-        model=model, limit=2, log_dir=log_dir, display="log")
+        model=model, limit=2, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     grader = scripted_model(["Verdict: YES", "no"])  # sample 1 YES, sample 2 NO -> 1 / 2 judged = 0.5
     scored = inspect_score(log, overrationalization(), model_roles={"grader": grader}, action="append",
-                           display="log")
+                           display="none")
     [ev] = [s for s in scored.results.scores if s.name == "over_rationalization"]
     assert ev.metrics["conflict_eval/ratio"].value == 0.5
     assert len(grader.script.calls) == 2 and len(model.script.calls) == 4  # the grader judged, from the log's store
@@ -256,7 +256,7 @@ def test_panel_of_two_judges_ties_are_undetermined_and_alpha(log_dir):
         "conflict_eval/run",
         task_args={"method": "gkp", "dataset": "conflictbank", "path": str(FIXTURE), "scorer": "overrationalization"},
         model=model, model_roles={"grader": scripted_model(_grader_reply), "grader_2": scripted_model(_contrary)},
-        log_dir=log_dir, display="log",
+        log_dir=log_dir, display="none",
         sample_id=[f"{CURIE}-misinformation", f"{CURIE}-temporal", f"{TURING}-temporal"])
     assert log.status == "success", log.error
     m = {s.name: {k: v.value for k, v in s.metrics.items()} for s in log.results.scores}

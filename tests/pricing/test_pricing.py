@@ -101,7 +101,7 @@ def one_log(tmp_path_factory) -> Path:
     log_dir = tmp_path_factory.mktemp("one")
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
                          model="scripted/x", model_args={"reply": "A</a>"}, limit=1, log_dir=str(log_dir),
-                         display="log")
+                         display="none")
     return Path(log.location)
 
 

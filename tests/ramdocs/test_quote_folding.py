@@ -35,7 +35,7 @@ def test_strict_em_reports_both_figures(tmp_path, log_dir):
     path.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "ramdocs",
                                                          "scorer": "strict_em", "path": str(path)},
-                         model=scripted_model([ANSWER + "</a>"]), log_dir=log_dir, display="log")
+                         model=scripted_model([ANSWER + "</a>"]), log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     [sample] = log.samples
     value = sample.scores["ramdocs_strict_em"].value
@@ -64,7 +64,7 @@ def test_madam_rag_aggregator_with_curly_quotes(tmp_path, log_dir):
 
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "madam_rag", "dataset": "ramdocs",
                                                          "path": str(path)},
-                         model=scripted_model(reply), log_dir=log_dir, display="log")
+                         model=scripted_model(reply), log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     [sample] = log.samples
     value = sample.scores["ramdocs_strict_em"].value

@@ -72,7 +72,7 @@ def test_strict_em_and_breakdowns_by_hand(shared_data, tmp_path, log_dir):
 
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "ramdocs",
                                                          "scorer": "strict_em", "path": str(subset)},
-                         model=scripted_model(reply), log_dir=log_dir, display="log")
+                         model=scripted_model(reply), log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     by_question = {s.metadata["question"]: s.scores["ramdocs_strict_em"].value["strict_em"] for s in log.samples}
     assert [by_question[r["question"]] for r in rows] == [em for _, em in CASES.values()]
@@ -110,7 +110,7 @@ def test_document_methods_run_on_ramdocs(shared_data, log_dir, method, calls):
     sample_id = next(r.id for r in load_ramdocs(path) if r.question == row["question"])
     [log] = inspect_eval("conflict_eval/run", task_args={"method": method, "dataset": "ramdocs",
                                                          "scorer": "strict_em", "path": str(path)},
-                         model=model, sample_id=sample_id, log_dir=log_dir, display="log")
+                         model=model, sample_id=sample_id, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     prompts = "\n".join(m.text for call in model.script.calls for m in call)
     for doc in row["documents"]:  # every document reached the model
@@ -129,5 +129,5 @@ def test_document_methods_run_on_ramdocs(shared_data, log_dir, method, calls):
 def test_methods_that_cannot_take_ramdocs_say_why(shared_data, log_dir, method, message):
     [log] = inspect_eval("conflict_eval/run", task_args={"method": method, "dataset": "ramdocs", "scorer": "strict_em",
                                                          "path": str(shared_data / "ramdocs" / "sample.jsonl")},
-                         model=scripted_model(lambda p: "x"), limit=1, log_dir=log_dir, display="log")
+                         model=scripted_model(lambda p: "x"), limit=1, log_dir=log_dir, display="none")
     assert log.status == "error" and message in log.error.message

@@ -143,7 +143,7 @@ def test_leaderboard_links_a_matching_cell_to_its_card(shared_data, tmp_path, ca
                  "-T", f"path={shared_data / 'ramdocs' / 'sample.jsonl'}", "--limit", "2",
                  "--log-dir", str(logs), "--display", "none"]) == 0
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
-                         model="scripted/x", limit=2, log_dir=str(logs), display="log")
+                         model="scripted/x", limit=2, log_dir=str(logs), display="none")
     assert log.status == "success"
     paths = write_leaderboard([logs], tmp_path / "board", bootstrap=50)
     html, md = paths["html"].read_text(), paths["md"].read_text()

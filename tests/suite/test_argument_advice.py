@@ -249,7 +249,7 @@ NEED_SUITE = "(in a suite file: `user_need: ...` in that task's `args:`)"
 
 def test_a_sample_error_says_both_forms_in_the_log_of_a_task_run(log_dir):
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "user_need_prompt", "dataset": "demo"},
-                         model=scripted_model(["x"]), limit=1, log_dir=log_dir, display="log")
+                         model=scripted_model(["x"]), limit=1, log_dir=log_dir, display="none")
     assert log.status == "error" and f"{NEED_TASK} {NEED_SUITE}" in log.error.message
 
 

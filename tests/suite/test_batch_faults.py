@@ -74,7 +74,7 @@ def test_batch_faults_end_the_run_and_a_rerun_resumes_only_their_samples(tmp_pat
     with OpenAIServer("B</a>", delay=0.2, lifetime=120, fault="mixed") as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
-        run = run_suite(load_suite(path), logs_dir, display="log")
+        run = run_suite(load_suite(path), logs_dir, display="none")
         assert not run.success and run.stop_reason == "incomplete"
         [(bid, batch)] = srv.batches.items()
         ids = [line["custom_id"] for line in batch["lines"]]
@@ -107,7 +107,7 @@ def test_batch_faults_end_the_run_and_a_rerun_resumes_only_their_samples(tmp_pat
 
         # the same run again: only the samples that ended as errors are sent, and all are answered
         srv.fault = None
-        again = run_suite(load_suite(path), logs_dir, display="log")
+        again = run_suite(load_suite(path), logs_dir, display="none")
         assert again.success, again.statuses
         assert sum(len(b["lines"]) for b in srv.batches.values()) == 6 + 5
     [done] = [lg for lg in _logs(logs_dir) if lg.status == "success"]

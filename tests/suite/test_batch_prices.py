@@ -66,7 +66,7 @@ def _log(tmp_path: Path, *, plan_batch, model_batch, roles: bool = False) -> Pat
     log_dir = tmp_path / f"logs-{plan_batch}-{model_batch}-{roles}"
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
                          model="scripted/x", model_args={"reply": "A</a>"}, limit=1, log_dir=str(log_dir),
-                         display="log")
+                         display="none")
     log = read_eval_log(log.location)
     log.eval.model = "openai/gpt-4o-mini"
     log.eval.model_generate_config = GenerateConfig(batch=model_batch)

@@ -102,7 +102,7 @@ def test_batched_suite_through_the_batches_endpoint(tmp_path, server):
     from conflict_eval.report.build import build_leaderboard
 
     suite = _suite(tmp_path)
-    run = run_suite(suite, tmp_path / "logs", display="log")
+    run = run_suite(suite, tmp_path / "logs", display="none")
     assert run.success, run.statuses
     # 4 samples x 2 models, one call each, all through batches. The only live calls are
     # Inspect's own once-per-model probe for reasoning summaries (openai provider,
@@ -167,7 +167,7 @@ def test_failed_batch_becomes_sample_errors(tmp_path, monkeypatch, fail, models,
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
         suite = _suite(tmp_path, batch_b="{size: 4, send_delay: 0.3, tick: 0.2}", a=models[0], b=models[1])
-        run = run_suite(suite, tmp_path / "logs", display="log", retry_attempts=0)
+        run = run_suite(suite, tmp_path / "logs", display="none", retry_attempts=0)
     assert not run.success
     assert srv.usage == [] and all("Question:" not in json.dumps(b) for _, b in srv.live)
     logs = [read_eval_log(i) for i in list_eval_logs(str(tmp_path / "logs"), recursive=True)]
@@ -198,7 +198,7 @@ def test_budget_stops_a_batched_run_cleanly(tmp_path, monkeypatch):
         r = reserve["openai/fake-g"]
         assert batch == {"openai/fake-g": {"size": 4, "send_delay": 0.3, "tick": 0.2}} and r > 0
         budget = 2.5 * r  # room for two reservations: the third call is held back
-        run = run_suite(suite, tmp_path / "logs", display="log", budget=budget)
+        run = run_suite(suite, tmp_path / "logs", display="none", budget=budget)
         assert srv.running() == []  # nothing left at the provider
     assert not run.success and run.stop_reason == "budget"
     stop = read_stop(tmp_path / "logs")
@@ -269,7 +269,7 @@ def test_ctrl_c_cancels_the_submitted_batches_then_a_rerun_resumes(tmp_path, mon
     try:
         suite = _suite(tmp_path, a="fake-k", b="fake-l")
         suite = type(suite)(**{**suite.__dict__, "models": suite.models[:1]})  # fake-k, batch size 4
-        run = run_suite(suite, tmp_path / "logs", display="log")
+        run = run_suite(suite, tmp_path / "logs", display="none")
         assert run.stop_reason == "SIGINT" and not run.success
         assert srv.counts["batches.create"] == 1 and srv.counts["batches.cancel"] == 1
         assert srv.running() == []  # nothing left at the provider
@@ -290,7 +290,7 @@ def test_ctrl_c_cancels_the_submitted_batches_then_a_rerun_resumes(tmp_path, mon
         assert main(["suite", "status", str(tmp_path / "logs")]) == 1
         assert "batches: 1 cancelled at the provider (4 requests)\n" in capsys.readouterr().out
         srv.delay = 0.2  # the provider answers the resumed run's batch
-        again = run_suite(suite, tmp_path / "logs", display="log")
+        again = run_suite(suite, tmp_path / "logs", display="none")
         assert again.success, again.statuses
         assert again.batches is None and read_stop(tmp_path / "logs") is None
     finally:
@@ -333,7 +333,7 @@ def test_a_second_ctrl_c_leaves_at_once_and_lists_the_batches(tmp_path, monkeypa
         suite = _suite(tmp_path, a="fake-n", b="fake-o")
         suite = type(suite)(**{**suite.__dict__, "models": suite.models[:1]})
         with pytest.raises(KeyboardInterrupt):
-            run_suite(suite, tmp_path / "logs", display="log")
+            run_suite(suite, tmp_path / "logs", display="none")
     finally:
         srv.stop()
     [bid] = srv.batches
@@ -429,7 +429,7 @@ def test_requests_billed_before_a_cancel_stay_on_the_page_after_a_resume(tmp_pat
     path = tmp_path / "free.yaml"
     path.write_text("name: free\nmodels: [scripted/x]\ndefaults: {limit: 2}\ntasks:\n"
                     "  - task: conflict_eval/run\n    args: {method: end_to_end, dataset: demo}\n")
-    assert run_suite(load_suite(path), logs, display="log").success
+    assert run_suite(load_suite(path), logs, display="none").success
     stop = {"cancelled": [{"id": "b1", "model": "openai/x", "requests": 10, "completed": 3},
                           {"id": "b2", "model": "openai/x", "requests": 4, "completed": 0}],
             "finished_before_cancel": [{"id": "b3", "model": "openai/x", "requests": 5, "completed": 5}],

@@ -56,7 +56,7 @@ def _check_reproduces(suite_dir, tmp_path):
 def test_copied_command_gives_the_same_n_value_and_hash(tmp_path, text, flag):
     path = tmp_path / "s.yaml"
     path.write_text(text)
-    run = run_suite(load_suite(path), tmp_path / "logs", display="log")
+    run = run_suite(load_suite(path), tmp_path / "logs", display="none")
     assert run.success
     cells = _check_reproduces(run.log_dir, tmp_path)
     (n, _, _, cell), = cells.values()
@@ -67,7 +67,7 @@ def test_copied_command_gives_the_same_n_value_and_hash(tmp_path, text, flag):
 def test_suite_limit_flag_beats_the_suite_limit_and_the_smaller_wins(tmp_path):
     path = tmp_path / "s.yaml"
     path.write_text(LIMIT_SUITE)
-    run = run_suite(load_suite(path), tmp_path / "logs", limit=2, display="log")
+    run = run_suite(load_suite(path), tmp_path / "logs", limit=2, display="none")
     (n, _, _, cell), = _cells(run.log_dir).values()
     assert n == 2 and cell["command"].endswith("--limit 2")
 
@@ -103,7 +103,7 @@ def test_shipped_tiny_suite_cell_command_reproduces(tmp_path):
     """The shipped suite with the offline model, one task, one sample (a busy CPU)."""
     suite = load_suite("tiny")
     suite = type(suite)(**{**suite.__dict__, "tasks": suite.tasks[:1]})
-    run = run_suite(suite, tmp_path / "logs", limit=1, display="log")
+    run = run_suite(suite, tmp_path / "logs", limit=1, display="none")
     assert run.success
     (n, _, _, cell), = _check_reproduces(run.log_dir, tmp_path).values()
     assert n == 1 and "--limit 1" in cell["command"] and "--max-tokens 16" in cell["command"]

@@ -48,7 +48,7 @@ def _log(tmp_path, name: str, right: int) -> str:
     outputs = [_reply("yes" if i < right else "no") for i in range(N)]
     model = get_model("mockllm/model", custom_outputs=outputs, memoize=False)
     (log,) = eval(yes_questions(), model=model, log_dir=str(tmp_path / name), max_samples=1,
-                  display="log")
+                  display="none")
     assert log.status == "success"
     return log.location
 
@@ -87,7 +87,7 @@ def test_compare_reports_samples_missing_on_either_side(tmp_path):
     outputs = [_reply("yes") for _ in range(N)]
     (log,) = eval(yes_questions(), model=get_model("mockllm/model", custom_outputs=outputs, memoize=False),
                   log_dir=str(tmp_path / "b"), sample_id=[f"q{i}" for i in range(5, N)], max_samples=1,
-                  display="log")
+                  display="none")
     (c,) = compare(a, log.location)["comparisons"]
     # paired ids q5-q19: A right on q5-q14 (10 of 15), B on all 15: diff = -5/15; McNemar 0 vs 5: p = 2 * 0.5^5
     assert (c.n_paired, c.missing_in_a, c.missing_in_b) == (15, [], ["q0", "q1", "q2", "q3", "q4"])
@@ -136,8 +136,8 @@ def test_compare_pairs_by_id_and_epoch(tmp_path):
     def answers(right: set[str]):
         return scripted_model(lambda p: "yes" if p.split()[-1] in right else "no")
 
-    (a,) = eval(five(), model=answers({"0", "1", "2"}), epochs=2, log_dir=str(tmp_path / "a"), display="log")
-    (b,) = eval(five(), model=answers({"0"}), log_dir=str(tmp_path / "b"), display="log")
+    (a,) = eval(five(), model=answers({"0", "1", "2"}), epochs=2, log_dir=str(tmp_path / "a"), display="none")
+    (b,) = eval(five(), model=answers({"0"}), log_dir=str(tmp_path / "b"), display="none")
     (c,) = compare(a.location, b.location)["comparisons"]
     assert (c.n_paired, c.pairs, c.missing_in_a) == (5, 5, [])
     assert c.missing_in_b == [f"q{i}@2" for i in range(5)]

@@ -122,7 +122,7 @@ def test_estimate_within_25_percent_of_a_scripted_suite(tmp_path):
     path.write_text(SUITE)
     suite = load_suite(path)
     run = run_suite(suite, tmp_path / "logs", models=[ModelSpec("scripted/x", None, {"reply": REPLY})],
-                    display="log")
+                    display="none")
     assert run.success
     totals = {"est": [0.0, 0.0, 0.0], "act": [0, 0, 0]}
     for info in list_eval_logs(str(tmp_path / "logs")):
@@ -160,7 +160,7 @@ def test_measured_profile_predicts_held_out_records(tmp_path, shared_data, metho
     est = estimate_samples(held_out, method, "scripted/bench")
     assert est.profile == method and est.samples == n
     [log] = inspect_eval(task_with(task, dataset=held_out), model="scripted/bench", model_args={"reply": REPLY},
-                         log_dir=str(tmp_path), display="log", max_tokens=512)
+                         log_dir=str(tmp_path), display="none", max_tokens=512)
     assert log.status == "success"
     costs = log_costs(read_eval_log(log.location))
     calls = sum(c.calls for c in costs)

@@ -57,7 +57,7 @@ def test_clustered_wilson_interval_on_the_page(tmp_path):
     from conflict_eval.report.markdown import to_markdown
     from conflict_eval.testing import scripted_model
 
-    eval(clustered(), model=scripted_model(lambda p: "yes"), log_dir=str(tmp_path), display="log")
+    eval(clustered(), model=scripted_model(lambda p: "yes"), log_dir=str(tmp_path), display="none")
     board = build_leaderboard([tmp_path], bootstrap=0)
     (row,) = board["rows"]
     m = row.metrics["match"]

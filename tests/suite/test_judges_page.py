@@ -36,10 +36,10 @@ def test_page_names_the_judges(tmp_path):
     logs = tmp_path / "logs"
     # model a: one judge, unchecked; model b: two judges that disagree on claim 2 (alpha from the metric)
     eval(pets_conflict(), model=scripted_model(lambda p: "Cats purr. Dogs purr."), model_roles={"grader": _judge("CONTRADICTS")},
-         log_dir=str(logs / "a"), display="log")
+         log_dir=str(logs / "a"), display="none")
     b = scripted_model(lambda p: "Cats purr. Dogs purr.")
     eval(pets_conflict(), model=b, model_roles={"grader": _judge("CONTRADICTS"), "grader_2": _judge("IRRELEVANT")},
-         log_dir=str(logs / "b"), display="log")
+         log_dir=str(logs / "b"), display="none")
     gold = tmp_path / "judge_gold.json"
     gold.write_text(json.dumps({"cells": 178, "judges": {"mockllm/model": {
         "accuracy": {"k": 89, "n": 178, "rate": 0.5, "low": 0.427, "high": 0.573}, "kappa": 0.25}}}))
@@ -111,7 +111,7 @@ def test_page_reads_a_list_valued_grader_role(tmp_path):
     assert _judges({"roles": {"grader": ["a/x", "b/y"], "grader_2": "c/z"}}, "m") == ["a/x", "b/y", "c/z"]
     eval(pets_conflict(), model=scripted_model(lambda p: "Cats purr. Dogs purr."),
          model_roles={"grader": [_judge("CONTRADICTS"), _judge("IRRELEVANT")]}, log_dir=str(tmp_path / "logs"),
-         display="log")
+         display="none")
     md = write_leaderboard([tmp_path / "logs"], tmp_path / "out", allow_incomplete=True)["md"].read_text()
     assert "judged by mockllm/model, mockllm/model (strict majority); label coverage 0.50" in md
     assert "--model-role grader=mockllm/model,mockllm/model" in md  # the command that reproduces the log

@@ -57,7 +57,7 @@ def _suite(tmp_path):
 def plain_logs(tmp_path_factory):
     """One complete scripted run of the suite, shared by the read-only tests."""
     tmp = tmp_path_factory.mktemp("plain")
-    ok, _ = run_suite(_suite(tmp), tmp / "logs", display="log")
+    ok, _ = run_suite(_suite(tmp), tmp / "logs", display="none")
     assert ok
     return tmp / "logs"
 
@@ -108,7 +108,7 @@ def test_crashed_and_resumed_run_counts_each_sample_once(tmp_path):
     flag.write_text("crash on mis-02")
     suite = _suite(tmp_path)
     model = [ModelSpec("flaky/x", args={"crash_flag": str(flag)})]
-    ok, _ = run_suite(suite, tmp_path / "logs", models=model, display="log", retry_attempts=0)
+    ok, _ = run_suite(suite, tmp_path / "logs", models=model, display="none", retry_attempts=0)
     assert not ok  # the e2e/demo task failed on mis-02
     with pytest.raises(IncompleteLogsError, match=r"flaky/x x e2e/demo: 3/4 samples, log status error"):
         build_leaderboard([tmp_path / "logs"], PRICES)
@@ -120,7 +120,7 @@ def test_crashed_and_resumed_run_counts_each_sample_once(tmp_path):
     saved = tmp_path / "crashed-copy"
     shutil.copytree(tmp_path / "logs", saved)  # keep the failed log even if Inspect cleans it up
     flag.unlink()
-    ok, _ = run_suite(suite, tmp_path / "logs", models=model, display="log", retry_attempts=0)
+    ok, _ = run_suite(suite, tmp_path / "logs", models=model, display="none", retry_attempts=0)
     assert ok
     board = build_leaderboard([tmp_path / "logs", saved], PRICES)  # the crashed copy is resumed: complete
     _check_golden(board["rows"])
@@ -165,7 +165,7 @@ def test_costs_prefer_what_inspect_recorded_then_cost_config_then_price_file(tmp
 
     set_model_info("oracle/B", ModelInfo(cost=ModelCost(input=3, output=30, input_cache_write=3, input_cache_read=3)))
     inspect_eval([compose_task("end_to_end", "demo", limit=2)], model=["oracle/A", "oracle/B"],
-                 log_dir=str(tmp_path / "logs"), display="log")
+                 log_dir=str(tmp_path / "logs"), display="none")
     cfg = tmp_path / "costs.yaml"
     cfg.write_text("oracle/A: {input: 1, output: 5, input_cache_write: 1, input_cache_read: 0.5}\n")
     fallback = {"oracle/*": {"input": 100, "output": 100}}
@@ -191,18 +191,18 @@ def test_one_task_name_from_run_suite_and_inspect(tmp_path):
     suite = tmp_path / "s.yaml"
     suite.write_text("name: s\nmodels: [oracle/B]\ndefaults: {limit: 2}\ntasks:\n  - task: conflict_eval/run\n"
                      "    args: {method: end_to_end, dataset: demo}\n")
-    ok, _ = run_suite(load_suite(suite), tmp_path / "b", display="log")
+    ok, _ = run_suite(load_suite(suite), tmp_path / "b", display="none")
     assert ok
     inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"}, model="oracle/C",
-                 limit=2, log_dir=str(tmp_path / "c"), display="log")
+                 limit=2, log_dir=str(tmp_path / "c"), display="none")
     inspect_eval("conflict_eval/run", task_args={"dataset": "demo", "conflict_type": "temporal"}, model="oracle/C",
-                 limit=2, log_dir=str(tmp_path / "c"), display="log")
+                 limit=2, log_dir=str(tmp_path / "c"), display="none")
     # an explicit scorer is part of the name, from the command line and from a suite alike
     assert main(["run", "--model", "oracle/A", "--limit", "2", "--log-dir", str(tmp_path / "a"),
                  "--scorer", "choice_accuracy", "--display", "none"]) == 0
     suite.write_text(suite.read_text() + "  - task: conflict_eval/run\n"
                      "    args: {method: end_to_end, dataset: demo, scorer: choice_accuracy}\n")
-    ok, _ = run_suite(load_suite(suite), tmp_path / "d", display="log")
+    ok, _ = run_suite(load_suite(suite), tmp_path / "d", display="none")
     assert ok
     rows = build_leaderboard([tmp_path], bootstrap=0)["rows"]
     assert sorted((r.model, r.task) for r in rows) == [
@@ -231,7 +231,7 @@ tasks:
 def grid(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("grid")
     (tmp / "grid.yaml").write_text(TASKS)
-    ok, logs = run_suite(load_suite(tmp / "grid.yaml"), tmp / "logs", display="log")
+    ok, logs = run_suite(load_suite(tmp / "grid.yaml"), tmp / "logs", display="none")
     assert ok and len(logs) == 12
     board = build_leaderboard([tmp / "logs"], bootstrap=1000, seed=0)
     paths = write_leaderboard([tmp / "logs"], tmp / "out")
@@ -445,7 +445,7 @@ def test_a_zero_fallback_price_is_an_unknown_cost_on_the_page(tmp_path):
     path = tmp_path / "free.yaml"
     path.write_text("name: free\nmodels: [scripted/x]\ndefaults: {limit: 2}\ntasks:\n"
                     "  - task: conflict_eval/run\n    args: {method: end_to_end, dataset: demo}\n")
-    ok, _ = run_suite(load_suite(path), tmp_path / "logs", display="log")
+    ok, _ = run_suite(load_suite(path), tmp_path / "logs", display="none")
     assert ok
     paths = write_leaderboard([tmp_path / "logs"], tmp_path / "out", bootstrap=0)
     [row] = json.loads(paths["json"].read_text())["rows"]

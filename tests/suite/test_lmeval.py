@@ -69,7 +69,7 @@ def _both(tmp_path, kind, lm_task, task_args, n, metadata=None):
     """Per-sample scores from Inspect and from lm-eval on the same replies."""
     model = scripted_model(make_reply(kind))
     [log] = inspect_eval("conflict_eval/run", task_args=task_args, model=model, limit=n,
-                         log_dir=str(tmp_path), display="log")
+                         log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
     inspect_scores = {}
     inspect_prompts = {}

@@ -101,7 +101,7 @@ from inspect_ai.model import get_model_info
 from conflict_eval.testing import scripted_model
 task = Task(dataset=[Sample(input="hi", target="hi")])
 try:
-    [log] = eval(task, model=scripted_model(["hi"]), model_cost_config=sys.argv[1], display="log",
+    [log] = eval(task, model=scripted_model(["hi"]), model_cost_config=sys.argv[1], display="none",
                  log_dir=sys.argv[2])
 except Exception as ex:
     print(json.dumps({"error": str(ex)}))

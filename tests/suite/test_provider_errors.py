@@ -170,7 +170,7 @@ def test_base_url_flag_with_a_token_is_redacted_on_the_page(tmp_path, monkeypatc
         url = srv.url.replace("http://", "http://user:TOKEN@") + "?key=TOKEN"
         log, = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
                             model="openai/local-model", model_base_url=url, model_args={"responses_api": False},
-                            limit=2, log_dir=str(tmp_path / "logs"), display="log")
+                            limit=2, log_dir=str(tmp_path / "logs"), display="none")
     assert log.status == "success"
     paths = write_leaderboard([tmp_path / "logs"], tmp_path / "page")
     for p in paths.values():
@@ -207,7 +207,7 @@ def test_endpoint_from_the_environment_is_recorded_by_our_tasks(tmp_path, monkey
         if how == "inspect eval":
             [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
                                  model=model, model_args={"responses_api": False}, limit=2,
-                                 log_dir=str(logs), display="log", max_retries=0)
+                                 log_dir=str(logs), display="none", max_retries=0)
             assert log.status == "success"
         else:
             assert main(["run", "--method", "end_to_end", "--dataset", "demo", "--model", model,

@@ -40,7 +40,7 @@ def test_plain_inspect_log_outside_a_git_checkout(tmp_path, monkeypatch):
 
     (tmp_path / "plain_task.py").write_text(PLAIN_TASK)
     monkeypatch.chdir(tmp_path)  # not a git checkout: Inspect records no revision
-    inspect_eval("plain_task.py", model=scripted_model(["A", "no idea", "C"]), log_dir="logs", display="log")
+    inspect_eval("plain_task.py", model=scripted_model(["A", "no idea", "C"]), log_dir="logs", display="none")
     board = build_leaderboard(["logs"], bootstrap=0)
     (row,) = board["rows"]
     # includes(): "A" in reply -> C, "no idea" -> I, "C" -> C: 2 of 3
@@ -81,11 +81,11 @@ def page(tmp_path_factory):
     flaky = get_model("flaky/x", crash_flag=str(flag))
     logs = tmp / "logs"
     inspect_eval(compose_task("end_to_end", "demo"), model=[flaky, EVIL], log_dir=str(logs),
-                 display="log", retry_on_error=0, limit=4)
+                 display="none", retry_on_error=0, limit=4)
     inspect_eval(compose_task("end_to_end", "demo", conflict_type="temporal"), model=[flaky, EVIL],
-                 log_dir=str(logs), display="log", metadata={"conflict_eval_estimate": ESTIMATE}, limit=4)
+                 log_dir=str(logs), display="none", metadata={"conflict_eval_estimate": ESTIMATE}, limit=4)
     inspect_eval(compose_task("end_to_end", "demo", path=str(data), conflict_type="semantic"),
-                 model=[flaky, EVIL], log_dir=str(logs), display="log", limit=4)
+                 model=[flaky, EVIL], log_dir=str(logs), display="none", limit=4)
     prices = tmp / "prices.yaml"
     prices.write_text(PRICES)
     return tmp, logs, prices
@@ -227,7 +227,7 @@ def test_spend_includes_failed_attempts_that_were_retried(tmp_path):
     set_model_info("mockllm/model", ModelInfo(cost=ModelCost(input=1_000_000, output=1_000_000,
                                                                 input_cache_write=1_000_000, input_cache_read=1_000_000)))
     try:
-        inspect_eval(task, model=scripted_model(lambda prompt: "A"), log_dir=str(tmp_path), display="log",
+        inspect_eval(task, model=scripted_model(lambda prompt: "A"), log_dir=str(tmp_path), display="none",
                      retry_on_error=1)
     finally:
         set_model_info("mockllm/model", before or ModelInfo())
@@ -247,7 +247,7 @@ def test_a_log_killed_before_any_sample_is_an_incomplete_cell(tmp_path):
     from conflict_eval.components.compose import compose_task
     from conflict_eval.report.format import cell_text
 
-    (log,) = inspect_eval(compose_task("end_to_end", "demo"), model="oracle/A", limit=3, display="log",
+    (log,) = inspect_eval(compose_task("end_to_end", "demo"), model="oracle/A", limit=3, display="none",
                           log_dir=str(tmp_path / "done"))
     killed = read_eval_log(log.location)
     killed.status, killed.samples, killed.results = "started", [], None

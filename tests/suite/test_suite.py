@@ -162,7 +162,7 @@ def _samples(log_dir):
 def test_run_and_resume(tmp_path, tiny_suite_text):
     suite = load_suite("tiny")
     models = [ModelSpec("scripted/x", 2, {"reply": "B</a>"})]
-    ok, logs = run_suite(suite, tmp_path / "full", models=models, display="log")
+    ok, logs = run_suite(suite, tmp_path / "full", models=models, display="none")
     assert ok and len(logs) == 2
     assert _samples(tmp_path / "full") == {"end_to_end/demo": ["mis-01", "mis-02"],
                                           "end_to_end/demo(conflict_type=temporal)": ["tmp-01", "tmp-02"]}
@@ -170,14 +170,14 @@ def test_run_and_resume(tmp_path, tiny_suite_text):
     assert log.eval.metadata["suite"]["suite"] == "tiny" and log.plan.config.max_tokens == 16
     # re-running finds the tasks complete and runs nothing new
     before = sorted(p.name for p in (tmp_path / "full").glob("*.eval"))
-    ok, _ = run_suite(suite, tmp_path / "full", models=models, display="log")
+    ok, _ = run_suite(suite, tmp_path / "full", models=models, display="none")
     assert ok and sorted(p.name for p in (tmp_path / "full").glob("*.eval")) == before
 
 
 def test_seeds_become_separate_runs(tmp_path):
     text = GOOD.replace("dataset: demo}", "dataset: demo}\n    limit: 1\n    seeds: [1, 2]")
     suite = _load(tmp_path, text)
-    ok, logs = run_suite(suite, tmp_path / "logs", models=[ModelSpec("scripted/x")], display="log")
+    ok, logs = run_suite(suite, tmp_path / "logs", models=[ModelSpec("scripted/x")], display="none")
     assert ok
     seeds = sorted(read_eval_log(lg.location, header_only=True).plan.config.seed for lg in logs)
     assert seeds == [1, 2]
@@ -198,6 +198,6 @@ def test_cli_suite_run_and_show(tmp_path, capsys):
 def test_tiny_suite_with_offline_model(tmp_path):
     suite = load_suite("tiny")  # one sample per task keeps this short on a busy CPU
     suite = replace(suite, tasks=[replace(t, limit=1) for t in suite.tasks])
-    ok, logs = run_suite(suite, tmp_path, display="log")
+    ok, logs = run_suite(suite, tmp_path, display="none")
     assert ok and {read_eval_log(lg.location, header_only=True).eval.model for lg in logs} == {"conflict_eval/smollm2"}
     assert _samples(tmp_path) == {"end_to_end/demo": ["mis-01"], "end_to_end/demo(conflict_type=temporal)": ["tmp-01"]}

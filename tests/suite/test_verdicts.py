@@ -64,7 +64,7 @@ def _model(name: str, replies: list[str]):
 
 def _run(tmp_path, name: str, replies: list[str], the_task=None, model: str = "mockllm/m", **kwargs) -> str:
     (log,) = eval(the_task or _questions(), model=_model(model, replies), log_dir=str(tmp_path / name),
-                  display="log", **kwargs)
+                  display="none", **kwargs)
     assert log.status == "success"
     return log.location
 

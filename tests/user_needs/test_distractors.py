@@ -153,7 +153,7 @@ def test_500_contexts_end_to_end(generated, log_dir):
     [log] = inspect_eval("conflict_eval/user_needs",
                          task_args={"dataset": "user_needs_uraq", "path": str(out),
                                     "distractors": str(pool_path(out)), "n_contexts": "500"},
-                         model=model, log_dir=log_dir, display="log")
+                         model=model, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     assert log.results.total_samples == 4 * 9 == len(model.script.calls)
     own = {r["id"]: {r["original_knowledge"], r["manipulated_knowledge"]} for r in rows}

@@ -56,7 +56,7 @@ def rows_file(shared_data, tmp_path):
 def test_option_matching_rows(rows_file, log_dir):
     [log] = inspect_eval("conflict_eval/user_needs",
                          task_args={"dataset": "user_needs_kre_ecqa", "path": str(rows_file), "n_contexts": "1"},
-                         model=scripted_model(reply), log_dir=log_dir, display="log")
+                         model=scripted_model(reply), log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     assert len(log.samples) == 4 * 9
     birds = [s for s in log.samples if "feathers look like" in s.metadata["question"]]

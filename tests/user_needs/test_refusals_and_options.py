@@ -82,7 +82,7 @@ def test_scorer_matches_options_and_reports_the_refusal_split(shared_data, log_d
     [log] = inspect_eval("conflict_eval/user_needs",
                          task_args={"dataset": "user_needs_kre_ecare", "path": path, "limit": 1,
                                     "n_contexts": "1"},
-                         model=_grid_model(shared_data, "I'm not sure"), log_dir=log_dir, display="log")
+                         model=_grid_model(shared_data, "I'm not sure"), log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     cells = {(s.metadata["extra"]["user_need"], s.metadata["setting"]): s.scores["user_need_accuracy"]
              for s in log.samples}
@@ -119,7 +119,7 @@ def test_refusal_split_undefined_without_cases(shared_data, log_dir):
     [log] = inspect_eval("conflict_eval/user_needs",
                          task_args={"dataset": "user_needs_kre_ecare", "path": path, "limit": 1,
                                     "n_contexts": "1"},
-                         model=_grid_model(shared_data, "birth"), log_dir=log_dir, display="log")
+                         model=_grid_model(shared_data, "birth"), log_dir=log_dir, display="none")
     metrics = {k: m.value for sc in log.results.scores for k, m in sc.metrics.items()}
     assert metrics["refusal_split/cases"] == 0
     assert metrics["refusal_split/refusal_share"] != metrics["refusal_split/refusal_share"]  # NaN, not 0

@@ -35,7 +35,7 @@ def test_grid_task_scores_a_context_exclusive_model(shared_data, log_dir, tmp_pa
     [log] = inspect_eval("conflict_eval/user_needs",
                          task_args={"dataset": "user_needs_kre_ecqa", "path": path, "limit": 2,
                                     "n_contexts": "1,2"},
-                         model=model, log_dir=log_dir, display="log")
+                         model=model, log_dir=log_dir, display="none")
     assert log.status == "success"
     # 2 questions x 2 counts x 3 settings x 3 user needs, one call each
     assert log.results.total_samples == 36 and len(model.script.calls) == 36
@@ -88,7 +88,7 @@ def test_user_need_option_selects_a_slice(shared_data, log_dir):
     [log] = inspect_eval("conflict_eval/user_needs",
                          task_args={"dataset": "user_needs_kre_ecqa", "path": path, "limit": 1,
                                     "n_contexts": "1", "user_need": "memory_first"},
-                         model=model, log_dir=log_dir, display="log")
+                         model=model, log_dir=log_dir, display="none")
     assert log.results.total_samples == 3
     assert {s.metadata["extra"]["user_need"] for s in log.samples} == {"memory_first"}
     by_name = {s.name: s for s in log.results.scores}
@@ -104,7 +104,7 @@ def test_run_task_with_user_need_prompt_method(shared_data, log_dir):
                          task_args={"method": "user_need_prompt", "dataset": "user_needs_kre_ecare",
                                     "scorer": "user_need_accuracy", "path": path, "limit": 2,
                                     "n_contexts": "1", "user_need": "context_exclusive"},
-                         model=model, log_dir=log_dir, display="log")
+                         model=model, log_dir=log_dir, display="none")
     assert log.results.total_samples == 6
     assert all(c[0].text == SYSTEM_PROMPTS["context_exclusive"] for c in model.script.calls)
     by_name = {s.name: s for s in log.results.scores}
@@ -120,7 +120,7 @@ def test_user_need_prompt_on_a_generic_dataset_needs_one_user_need(log_dir, tmp_
     [log] = inspect_eval("conflict_eval/run",
                          task_args={"method": "user_need_prompt", "dataset": "demo", "path": str(path),
                                     "scorer": "user_need_accuracy", "user_need": "memory_first"},
-                         model=model, log_dir=log_dir, display="log")
+                         model=model, log_dir=log_dir, display="none")
     assert log.status == "success"
     assert model.script.calls[0][0].text == SYSTEM_PROMPTS["memory_first"]
     assert "<info>Paris is the capital of France.</info>" in model.script.calls[0][1].text
@@ -128,7 +128,7 @@ def test_user_need_prompt_on_a_generic_dataset_needs_one_user_need(log_dir, tmp_
     assert by_name["correct"].metrics["accuracy"].value == 1  # no grid cells: no levels, no crash
     [log] = inspect_eval("conflict_eval/run",
                          task_args={"method": "user_need_prompt", "dataset": "demo", "scorer": "exact_match"},
-                         model=scripted_model(["x"]), limit=1, log_dir=log_dir, display="log")
+                         model=scripted_model(["x"]), limit=1, log_dir=log_dir, display="none")
     assert log.status == "error" and "has no user_need" in log.error.message
 
 
@@ -145,7 +145,7 @@ def test_offline_model_small_grid(shared_data, log_dir):
                          task_args={"dataset": "user_needs_kre_ecqa", "path": path, "limit": 1,
                                     "n_contexts": "1", "setting": "matching,irrelevant",
                                     "user_need": "context_exclusive"},
-                         model="conflict_eval/smollm2", max_tokens=8, log_dir=log_dir, display="log")
+                         model="conflict_eval/smollm2", max_tokens=8, log_dir=log_dir, display="none")
     assert log.status == "success" and log.results.total_samples == 2
     for s in log.samples:
         score = s.scores["user_need_accuracy"]

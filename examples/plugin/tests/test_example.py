@@ -97,7 +97,7 @@ def test_one_eval_through_the_hooks_with_a_scripted_model(tmp_path):
     (supported = conflict_option for a conflicting passage, else gold) -> 4 of 6."""
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "verdict_first", "dataset": "capital_swaps"},
                          model="scripted/x", model_args={"reply": "VERDICT: A\nREASON: the passage."},
-                         log_dir=str(tmp_path), display="log")
+                         log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
     [score] = log.results.scores
     assert score.name == "evidence_following"
@@ -113,7 +113,7 @@ def test_one_eval_with_the_offline_model(tmp_path):
     whatever it says, the sample is scored or counted as unread, never dropped."""
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "verdict_first", "dataset": "capital_swaps"},
                          model="conflict_eval/smollm2", limit=1, max_tokens=12, log_dir=str(tmp_path),
-                         display="log")
+                         display="none")
     assert log.status == "success", log.error
     [sample] = log.samples
     value = sample.scores["evidence_following"].value
