@@ -1,6 +1,7 @@
 """How every reader's time grows with padded input (issue 42, "linear time").
 
-For each entry of :data:`conflict_eval.answers.fuzz.PARSERS`, on each family
+For each declared parser (``components.manager.reply_readers().parsers``: the
+core's and every installed unit's, issue 47), on each family
 below, the thread CPU time (``time.thread_time``, best of ``--repeat`` calls)
 at 2,000 and at 20,000 characters, and their ratio: a linear reader costs
 about 10x for 10x the input. Families: the answer markers of the issue
@@ -26,7 +27,8 @@ import os
 import time
 from pathlib import Path
 
-from conflict_eval.answers.fuzz import PARSERS, check_total
+from conflict_eval.answers.fuzz import check_total
+from conflict_eval.components.manager import reply_readers
 
 RESULTS = Path(__file__).parent / "results"
 MARKERS = ("Answer:", "Verdict", "<a>", "(A", "Final answer:", "the answer is")
@@ -59,7 +61,7 @@ def measure(repeat: int, only: list[str]) -> dict[str, dict]:
     out: dict[str, dict] = {}
     gc.disable()
     try:
-        for entry in PARSERS:
+        for entry in reply_readers().parsers:
             if only and entry.name not in only:
                 continue
             entry.function()
