@@ -56,7 +56,7 @@ READERS = ReplyReaders(
                     call=lambda fn, t: fn(t, ["Sahara desert.", "the ocean.", "a desert oasis."]), owner=OWNER),
     ],
     chains=[
-        Chain("user_needs.parse_output+is_refusal", ("user_needs.answer",), read_user_needs, knows_refusal=True),
+        Chain("user_needs.parse_output+reads_as_refusal", ("user_needs.answer",), read_user_needs, knows_refusal=True),
         Chain("user_needs.match_option", ("option_match", "user_needs.answer"), read_match_option,
               applies=lambda row: "option" in row["meaning"], meaning=_option_meaning),
     ],
