@@ -136,6 +136,9 @@ FUZZ_TOKENS: list[str] = [
     "I think it's B.", "Probably B.", "My best guess is", "A or B", "rest or falling asleep", "(the first option)",
     "Actually, wait", "actually", "on second thought", "I revise", "Final:", "Final: <c>1</c>", "[]", "Note:",
     "so the correct label is CONTRADICTS", '{"label": "SUPPORTS"}', "not B", "I cannot determine",
+    # the contract's later paths (last explicit marker wins): label forms, revisions in plain text, MAX_GAP runs
+    "**Answer**:", "Answer =", "Verdict:", "Verdict: NO", "Label:", "Final label:", "SUPPORTS and CONTRADICTS",
+    "A. Actually, B.", "NO. Actually, YES.", "Wait,", "No,", "on reflection", " " * 101,
 ]
 """Pieces that parsers look for (tags, labels, brackets, quotes, markup,
 surrogates, huge numbers); random replies are built by joining them with
