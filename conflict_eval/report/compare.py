@@ -107,6 +107,8 @@ class MetricComparison:
         d = asdict(self)
         d["result"] = None if self.result is None else self.result.as_dict()
         d["better"] = self.better
+        # the side too: two runs of one model (two variants of a task) have the same name on both sides
+        d["better_side"] = self.result.better(self.direction) if self.result else None
         return d
 
 

@@ -125,6 +125,7 @@ def test_twelve_discordant_of_forty_is_significant_and_flips_are_listed(logs, ca
     (c,) = json.loads(capsys.readouterr().out)["comparisons"]
     assert c["result"]["p_value"] == pytest.approx(2 * 0.5 ** 12) and c["result"]["significant"]
     assert c["better"] == "mockllm/m" and c["direction"] == "higher"
+    assert c["better_side"] == "A"  # both sides are mockllm/m: the model name alone does not say which won
     assert sorted(c["flips_a"], key=lambda i: int(i[1:])) == [f"q{i}" for i in range(12)] and c["flips_b"] == []
     assert main(["compare", a, b]) == 0
     md = capsys.readouterr().out
