@@ -7,7 +7,8 @@ from typing import Any
 
 from conflict_eval.pricing import PriceTable
 from .grouping import short_heads
-from .logs import completeness, deduplicate, read_records
+from .logs import add_not_started, completeness, deduplicate, read_records
+from .manifest import not_started
 from .spend import cell_spend, rerun_share, unread_requests
 from .provenance import provenance
 from .judges import judge_cells, load_gold as load_judge_gold
@@ -20,7 +21,9 @@ class IncompleteLogsError(ValueError):
 
     def __init__(self, rows):
         self.rows = rows
-        lines = [f"  {r.model} x {r.task}: {r.status.describe()} (logs: {', '.join(r.status.logs)})" for r in rows]
+        lines = [f"  {r.model} x {r.task}: {r.status.describe()} "
+                 + (f"(logs: {', '.join(r.status.logs)})" if r.status.logs else "(no log; listed in eval-set.json)")
+                 for r in rows]
         super().__init__(
             f"{len(rows)} cell(s) come from incomplete or errored logs; resume them (re-run the suite or "
             "`inspect eval-retry`), or pass --allow-incomplete to show them marked done/total:\n" + "\n".join(lines))
@@ -46,6 +49,8 @@ def build_leaderboard(log_dirs: list[str | Path], prices: PriceTable | dict | st
     kept, dropped = deduplicate(records)
     stats["duplicates_dropped"] = dropped
     status = completeness(kept, evals)
+    # tasks the logs' manifests list that never started: incomplete cells too (report.manifest)
+    add_not_started(status, not_started(log_dirs, {(ev.header.get("task_id"), ev.model) for ev in evals.values()}))
     # $ total: every call Inspect recorded in the log headers (report.spend)
     spent = cell_spend(evals, records, table, attempts, logs)
     heads = {}  # task -> the headline Inspect resolved (the same in every log of a task, or the first found)
@@ -55,10 +60,11 @@ def build_leaderboard(log_dirs: list[str | Path], prices: PriceTable | dict | st
     rows = aggregate(kept, bootstrap, seed, status=status, spend=spent, heads=heads)
     for r in rows:
         r.rerun_share = rerun_share(r.cost_total, r.cost_per_sample * r.n if r.cost_per_sample is not None else None)
-    # a cell whose logs hold no sample yet (killed at once) is still a cell: incomplete 0/N
+    # a cell whose logs hold no sample yet (killed at once), or that never started, is still a cell:
+    # incomplete 0/N; its calls and tokens per sample are undefined (None), not 0
     have = {(r.model, r.task) for r in rows}
-    rows = sorted(rows + [Row(model=m, task=t, n=0, errors=0, metrics={}, parse_failure_rate=None, calls=0.0,
-                              input_tokens=0.0, output_tokens=0.0, cost_per_sample=None,
+    rows = sorted(rows + [Row(model=m, task=t, n=0, errors=0, metrics={}, parse_failure_rate=None, calls=None,
+                              input_tokens=None, output_tokens=None, cost_per_sample=None,
                               cost_total=spent.get((m, t)), cost_source=None, groups={}, headline=None, status=st)
                           for (m, t), st in status.items() if (m, t) not in have], key=lambda r: (r.model, r.task))
     incomplete = [r for r in rows if not r.complete]

@@ -34,9 +34,15 @@ def esc(text: Any) -> str:
 
 
 def md_escape(text: Any) -> str:
-    """Escape for a Markdown table cell: HTML-escaped (so ``<script>`` never
-    renders), ``|`` escaped, line breaks folded."""
-    return esc(text).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    """Escape for a Markdown table cell: ``&``, ``<`` and ``>`` HTML-escaped (so
+    ``<script>`` never renders), ``|`` escaped, line breaks folded. Quotes stay
+    as they are: outside a tag a quote is harmless, and the page is also read
+    as text (the CLI prints it; code spans), where ``&#x27;`` would show as is.
+
+    >>> md_escape("Cohen's κ | <script>\\nx")
+    "Cohen's κ \\\\| &lt;script&gt; x"
+    """
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
 def slug(task: str) -> str:
@@ -57,7 +63,8 @@ def cell_parts(r: Row | None, rank: str | None = None, column_n: int | None = No
     m = headline(r)
     notes = []
     if not r.complete and r.status is not None:
-        notes.append(f"incomplete {r.status.done}/{r.status.total}")
+        notes.append(f"{'not started' if r.status.not_started else 'incomplete'} "
+                     f"{r.status.done}/{r.status.total_text}")
     elif column_n and r.n < column_n:
         notes.append(f"fewer samples ({r.n} vs {column_n})")
     if note := r.failure_note():

@@ -167,7 +167,7 @@ def _header(log) -> dict[str, Any]:
         task_metrics[s.name] = {k: m.value for k, m in s.metrics.items()}
     model_args = {k: v for k, v in (ev.model_args or {}).items() if v is not None and k != "custom_outputs"}
     return redact({  # no user info or token of a URL goes past this point
-        "model": ev.model, "task": ev.task, "task_registry_name": ev.task_registry_name, "task_file": ev.task_file,
+        "model": ev.model, "task": ev.task, "task_id": ev.task_id, "task_registry_name": ev.task_registry_name, "task_file": ev.task_file,
         "task_args": ev.task_args_passed or {}, "metadata": ev.metadata or {}, "created": str(ev.created),
         "completed": str(stats.completed_at or stats.started_at or ev.created), "status": log.status,
         "packages": ev.packages or {}, "git_commit": ev.revision.commit if ev.revision else None,
@@ -383,22 +383,54 @@ def deduplicate(records: list[SampleRecord]) -> tuple[list[SampleRecord], int]:
     return list(best.values()), len(records) - len(best)
 
 
+NOT_STARTED = "not started"  # the status of a planned task with no log (report.manifest)
+
+
 @dataclass
 class CellStatus:
-    """Completion of one cell: samples done of the samples its logs set out to run."""
+    """Completion of one cell: samples done of the samples its logs (and its
+    tasks that never started, :func:`add_not_started`) set out to run; ``total``
+    is None when unknown (a task that never started, its size recorded nowhere)."""
 
     done: int
-    total: int
+    total: int | None
     statuses: list[str]
     logs: list[str]
 
     @property
     def complete(self) -> bool:
-        return self.total > 0 and self.done >= self.total and "success" in self.statuses
+        return self.total is not None and self.total > 0 and self.done >= self.total and \
+            "success" in self.statuses and NOT_STARTED not in self.statuses
+
+    @property
+    def total_text(self) -> str:
+        return "?" if self.total is None else str(self.total)
+
+    @property
+    def not_started(self) -> bool:
+        """No task of the cell has a log: it never started."""
+        return not self.logs
 
     def describe(self) -> str:
+        if self.not_started:
+            return f"not started, {self.done}/{self.total_text} samples"
         bad = sorted({s for s in self.statuses if s != "success"})
-        return f"{self.done}/{self.total} samples" + (f", log status {', '.join(bad)}" if bad else "")
+        return f"{self.done}/{self.total_text} samples" + (f", log status {', '.join(bad)}" if bad else "")
+
+
+def add_not_started(status: dict[tuple[str, str], CellStatus], planned: dict[tuple[str, str], list]) -> None:
+    """Count the planned tasks with no log (:func:`conflict_eval.report.manifest.not_started`) into
+    ``status``: a cell of their own (0 done) or more samples to do in a logged cell; an unknown size
+    makes the cell's total unknown."""
+    for key, tasks in planned.items():
+        sizes = [p.total for p in tasks]
+        extra = None if None in sizes else sum(sizes)
+        cur = status.get(key)
+        if cur is None:
+            status[key] = CellStatus(0, extra, [NOT_STARTED] * len(tasks), [])
+        else:
+            total = None if cur.total is None or extra is None else cur.total + extra
+            status[key] = CellStatus(cur.done, total, sorted(cur.statuses + [NOT_STARTED] * len(tasks)), cur.logs)
 
 
 def completeness(kept: list[SampleRecord], evals: dict[str, EvalFacts]) -> dict[tuple[str, str], CellStatus]:

@@ -236,9 +236,9 @@ class Row:
     errors: int
     metrics: dict[str, MetricSummary]
     parse_failure_rate: float | None
-    calls: float
-    input_tokens: float
-    output_tokens: float
+    calls: float | None  # per finished sample; None when none finished (undefined, never 0)
+    input_tokens: float | None
+    output_tokens: float | None
     cost_per_sample: float | None
     cost_total: float | None
     cost_source: str | None
@@ -352,9 +352,9 @@ def aggregate(records: list[SampleRecord], bootstrap: int = 1000, seed: int = 0,
             parse_failure_rate=mean(parse) if parse else None,
             refusal_rate=mean(r.refusal for r in ok) if ok else None,
             no_response_rate=mean(r.no_response for r in ok) if ok else None,
-            calls=mean(r.calls for r in ok) if ok else 0.0,
-            input_tokens=mean(r.input_tokens for r in ok) if ok else 0.0,
-            output_tokens=mean(r.output_tokens for r in ok) if ok else 0.0,
+            calls=mean(r.calls for r in ok) if ok else None,
+            input_tokens=mean(r.input_tokens for r in ok) if ok else None,
+            output_tokens=mean(r.output_tokens for r in ok) if ok else None,
             cost_per_sample=mean(costs) if have_cost else None, cost_total=total,
             cost_source=(" + ".join(sorted(sources)) if have_cost else None),
             groups=groups, headline=head, per_id_headline=_per_id(ok, head) if head else {},

@@ -191,6 +191,7 @@ def run_suite(suite: Suite, log_dir: str | Path, *, models: list[ModelSpec] | No
         if unpriced:
             raise SuiteError(f"a budget needs prices for every model; none known for {', '.join(unpriced)} "
                              "(give --model-cost-config FILE in Inspect's format)")
+    record_cells(out_dir, cells)  # what the manifest does not say: each cell's suite label and total
     interrupted = None
     logs: list = []
     batch, reserve = cells_batch_budget(cells, prices) if budget is not None else ({}, {})
@@ -235,6 +236,17 @@ def run_suite(suite: Suite, log_dir: str | Path, *, models: list[ModelSpec] | No
     if not left:
         write_stop(out_dir, None)
     return SuiteRun(not left, logs, statuses, reason, out_dir, guard.spent, batches)
+
+
+def record_cells(log_dir: str | Path, cells: list[Cell]) -> None:
+    """Write ``suite-cells.json`` (:func:`conflict_eval.report.manifest.write_cells`): so a cell that
+    never starts is still named and counted by ``suite status`` and the leaderboard."""
+    from conflict_eval.report.manifest import write_cells
+
+    write_cells(log_dir, [{"model": c.model.model, "task": c.task.metadata["suite"]["task"],
+                           "args": c.task.metadata["suite"]["args"], "label": c.label,
+                           "suite_label": c.task.metadata["suite"]["label"], "total": c.estimate.samples}
+                          for c in cells])
 
 
 def watch_batches(cells: list[Cell], timeout: float | None = None):

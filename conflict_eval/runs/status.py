@@ -6,8 +6,9 @@ not trusted (after Ctrl-C it reports success with cancelled logs left behind).
 
 The tasks a log directory should hold are the ones ``eval_set`` wrote into
 its manifest (``eval-set.json``: one entry per task and model, with the
-``task_id`` its logs carry); a task with no log yet is listed as
-``not started``. Of several logs of one task (an interrupted attempt and its
+``task_id`` its logs carry; read by :mod:`conflict_eval.report.manifest`, as
+the leaderboard reads it); a task with no log yet is listed as
+``not started``, with its total when ``suite run`` recorded it. Of several logs of one task (an interrupted attempt and its
 retry), the complete one wins, else the newest.
 
 A ``cancelled`` log whose samples are all done (a SIGINT or SIGTERM between
@@ -22,7 +23,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from conflict_eval.records.config_files import json_or_none
 from conflict_eval.runs.walltime import duration_text
 
 # `inspect ctl --log-dir` flags a running task whose log has not changed for 10 minutes
@@ -112,33 +112,14 @@ def log_mtime(info) -> float | None:
     return None if info.mtime is None else info.mtime / 1000.0
 
 
-def manifest(log_dir: str | Path) -> list[dict[str, Any]]:
-    """The task entries ``eval_set`` recorded in ``LOG_DIR/eval-set.json`` (and
-    in every sub-directory holding one, e.g. shards); [] when there is none."""
-    out = []
-    for path in sorted(Path(log_dir).rglob("eval-set.json")):
-        data = json_or_none(path)
-        if isinstance(data, dict):
-            out += [t for t in (data.get("tasks") or []) if isinstance(t, dict)]
-    return out
-
-
-def _manifest_label(entry: dict) -> str:
-    from conflict_eval.report import canonical_task_name
-
-    args = dict(entry.get("task_args") or {})
-    meta = None
-    if "method" in args and "dataset" in args:  # a composed task: name it as the leaderboard does
-        meta = {"method": args.pop("method"), "dataset": args.pop("dataset"), "options": args}
-    return canonical_task_name(str(entry.get("name")), dict(entry.get("task_args") or {}), meta)
-
-
 def task_statuses(log_dir: str | Path, expected: list[tuple[str, str, int]] | None = None) -> list[TaskStatus]:
     """One :class:`TaskStatus` per task and model of the log directory (searched recursively).
 
     ``expected`` (``(model, label, total samples)`` of every task a suite
     should hold) lists the tasks with no log yet as ``not started``; without
-    it they come from ``eval_set``'s manifest (total unknown)."""
+    it they come from ``eval_set``'s manifest, named and counted by
+    :func:`conflict_eval.report.manifest.planned_tasks` (the suite's label and
+    total when ``suite run`` recorded them, else the canonical name and ``?``)."""
     from inspect_ai.log import read_eval_log
 
     from conflict_eval.report.logs import listed_logs
@@ -169,11 +150,11 @@ def task_statuses(log_dir: str | Path, expected: list[tuple[str, str, int]] | No
             cells.setdefault((model, label), TaskStatus(model, label, "not started", 0, total))
         found = cells
     else:
-        for entry in manifest(log_dir):
-            key = (entry.get("task_id"), entry.get("model"))
-            if key not in found:
-                found[key] = TaskStatus(str(entry.get("model")), _manifest_label(entry), "not started", 0, None,
-                                        None, key[0])
+        from conflict_eval.report.manifest import planned_tasks
+
+        for p in planned_tasks(log_dir):
+            if (p.task_id, p.model) not in found:
+                found[(p.task_id, p.model)] = TaskStatus(p.model, p.label, "not started", 0, p.total, None, p.task_id)
     return sorted(found.values(), key=lambda s: (s.model, s.label))
 
 

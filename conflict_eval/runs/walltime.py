@@ -85,10 +85,13 @@ def duration_text(seconds: float) -> str:
     """``0.5 s``, ``42.0 s``, ``4 min 29 s``, ``2 h 05 min``: the core's one
     duration format (estimates, ``suite status``'s quiet logs, a batch's age).
 
-    >>> duration_text(0.5), duration_text(269), duration_text(7500)
-    ('0.5 s', '4 min 29 s', '2 h 05 min')
+    The unit is chosen on the rounded value, so nothing shows as ``60.0 s`` or
+    ``60 min``: 59.96 s is ``1 min 0 s``, 3599.6 s is ``1 h 00 min``.
+
+    >>> duration_text(0.5), duration_text(269), duration_text(7500), duration_text(59.96)
+    ('0.5 s', '4 min 29 s', '2 h 05 min', '1 min 0 s')
     """
-    if seconds < 60:
+    if round(seconds, 1) < 60:
         return f"{seconds:.1f} s"
     minutes, secs = divmod(int(round(seconds)), 60)
     return f"{minutes} min {secs} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"

@@ -1,0 +1,124 @@
+"""The tasks a log directory was set out to hold, logged or not: one reader for
+``suite status`` (:mod:`conflict_eval.runs.status`) and the leaderboard (:mod:`.build`).
+
+``eval_set`` writes its manifest, ``eval-set.json``, before any task starts: one
+entry per task and model, with the ``task_id`` its logs will carry. A task
+interrupted before it started is an entry there with no log. The manifest does
+not say how many samples a task has, nor the name a suite gave it, so
+``suite run`` writes them beside it, before ``eval_set`` starts:
+``suite-cells.json`` (:data:`CELLS_FILE`), one cell per task in the order
+``eval_set`` was given them (the manifest's ``sequence``). A manifest entry
+takes a cell's label and total when model, sequence and task name agree (or,
+failing the sequence, when exactly one cell has its model and task name);
+otherwise its total is unknown (``None``, shown ``?``, never 0) and its name
+is the canonical one every logged cell of that task and arguments gets.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conflict_eval.records.config_files import json_or_none
+
+from .grouping import canonical_task_name
+
+MANIFEST_FILE = "eval-set.json"
+CELLS_FILE = "suite-cells.json"
+
+
+@dataclass(frozen=True)
+class PlannedTask:
+    """One task and model a log directory's manifest lists."""
+
+    model: str
+    task_id: str | None
+    name: str  # the canonical task name (:func:`manifest_label`)
+    label: str  # as ``suite status`` names it: the suite's label (with its seed), else ``name``
+    board_label: str  # as the leaderboard names a cell: the suite's label without the seed, else ``name``
+    total: int | None  # samples it sets out to run (epochs included); None: unknown
+
+
+def manifest(log_dir: str | Path) -> list[dict[str, Any]]:
+    """The task entries ``eval_set`` recorded in ``LOG_DIR/eval-set.json`` (and
+    in every sub-directory holding one, e.g. shards); [] when there is none."""
+    return [entry for _, entries in _manifests(log_dir) for entry in entries]
+
+
+def _manifests(log_dir: str | Path) -> list[tuple[Path, list[dict[str, Any]]]]:
+    out = []
+    for path in sorted(Path(log_dir).rglob(MANIFEST_FILE)):
+        data = json_or_none(path)
+        if isinstance(data, dict):
+            out.append((path.parent, [t for t in (data.get("tasks") or []) if isinstance(t, dict)]))
+    return out
+
+
+def manifest_label(entry: dict) -> str:
+    """The canonical name of a manifest entry's task: the one its log's cell gets
+    (:func:`.grouping.canonical_task_name`; a composed task as ``method/dataset(...)``)."""
+    args = dict(entry.get("task_args") or {})
+    meta = None
+    if "method" in args and "dataset" in args:  # a composed task: name it as the leaderboard does
+        meta = {"method": args.pop("method"), "dataset": args.pop("dataset"), "options": args}
+    return canonical_task_name(str(entry.get("name")), dict(entry.get("task_args") or {}), meta)
+
+
+def write_cells(log_dir: str | Path, cells: list[dict[str, Any]]) -> Path:
+    """Record a suite's cells before it runs (:data:`CELLS_FILE`): each a dict with
+    ``model``, ``task`` and ``args`` (the registered task and its arguments),
+    ``label`` (with the seed), ``suite_label`` (without) and ``total``, in the
+    order they are given to ``eval_set``."""
+    path = Path(log_dir) / CELLS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"cells": cells}, indent=2, default=str) + "\n", encoding="utf-8")
+    return path
+
+
+def _cells(folder: Path) -> list[dict[str, Any]]:
+    data = json_or_none(folder / CELLS_FILE)
+    cells = data.get("cells") if isinstance(data, dict) else None
+    return [c for c in cells or [] if isinstance(c, dict)]
+
+
+def _cell_of(entry: dict, name: str, cells: list[dict[str, Any]], names: list[str]) -> dict | None:
+    seq = entry.get("sequence")
+    if isinstance(seq, int) and 0 <= seq < len(cells) and cells[seq].get("model") == entry.get("model") \
+            and names[seq] == name:
+        return cells[seq]
+    same = [c for c, n in zip(cells, names) if c.get("model") == entry.get("model") and n == name]
+    return same[0] if len(same) == 1 else None
+
+
+def planned_tasks(log_dir: str | Path) -> list[PlannedTask]:
+    """Every task and model the manifests under ``log_dir`` list, named and counted
+    as the module docstring says."""
+    out = []
+    for folder, entries in _manifests(log_dir):
+        cells = _cells(folder)
+        names = [canonical_task_name(str(c.get("task")), c.get("args") or {}) for c in cells]
+        for entry in entries:
+            name = manifest_label(entry)
+            cell = _cell_of(entry, name, cells, names)
+            total = cell.get("total") if cell else None
+            out.append(PlannedTask(
+                model=str(entry.get("model")), task_id=entry.get("task_id"), name=name,
+                label=str(cell.get("label") or name) if cell else name,
+                board_label=str(cell.get("suite_label") or name) if cell else name,
+                total=total if isinstance(total, int) and not isinstance(total, bool) and total >= 0 else None))
+    return out
+
+
+def not_started(log_dirs: list[str | Path], logged: set[tuple[Any, str]]) -> dict[tuple[str, str], list[PlannedTask]]:
+    """The planned tasks under ``log_dirs`` that have no log, by leaderboard cell
+    (model, :attr:`PlannedTask.board_label`); ``logged``: ``(task_id, model)`` of
+    every log read. A task is matched to its logs by ``task_id``, so a started
+    task is never also counted as not started."""
+    out: dict[tuple[str, str], list[PlannedTask]] = {}
+    for log_dir in log_dirs:
+        for p in planned_tasks(log_dir):
+            if (p.task_id, p.model) not in logged:
+                out.setdefault((p.model, p.board_label), []).append(p)
+    return out
