@@ -84,7 +84,7 @@ def cmd_suite_run(args) -> int:
     for line in error_lines(left):
         print(line, file=sys.stderr)
     print(f"logs: {run.log_dir}")
-    print(f"table: conflict-eval leaderboard {log_dir}")
+    print(table_hint(log_dir, run.success))
     if not run.success and all(s.to_close for s in left):
         print("re-run the same command to close the logs: every sample is done, it makes no model call",
               file=sys.stderr)
@@ -92,6 +92,21 @@ def cmd_suite_run(args) -> int:
         print("re-run the same command to resume the unfinished tasks"
               + (" (with a larger --budget)" if run.stop_reason == "budget" else ""), file=sys.stderr)
     return run.exit_code
+
+
+def table_hint(log_dir: str, complete: bool) -> str:
+    """The leaderboard command for this log folder, one that works: an unfinished
+    suite needs ``--allow-incomplete`` (without it the leaderboard refuses its cells).
+
+    >>> table_hint("logs/my suite", False)
+    "table (unfinished cells marked done/total or not started): conflict-eval leaderboard 'logs/my suite' --allow-incomplete"
+    """
+    import shlex
+
+    if complete:
+        return f"table: conflict-eval leaderboard {shlex.quote(str(log_dir))}"
+    return ("table (unfinished cells marked done/total or not started): "
+            f"conflict-eval leaderboard {shlex.quote(str(log_dir))} --allow-incomplete")
 
 
 def cmd_suite_plan(args) -> int:

@@ -4,6 +4,8 @@ budget stop each leave an incomplete suite that says so, and the same command
 resumes it with every sample exactly once."""
 
 import json
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -29,6 +31,13 @@ tasks:
 eval: {max_tasks: 1, max_samples: 1}
 """
 EXPECTED = {"end_to_end/demo": 8, "end_to_end/demo(conflict_type=temporal)": 5}  # demo: 5 temporal items
+
+
+def _says_complete(text: str) -> bool:
+    """The word "complete" on its own, as a success verdict says it. Not a plain substring
+    test: "INCOMPLETE", "incomplete" and the --allow-incomplete flag that the leaderboard
+    command printed for an unfinished suite must name all contain it."""
+    return re.search(r"\bcomplete\b", text) is not None
 
 
 def _args(suite: Path, log_dir: Path, *extra: str) -> list[str]:
@@ -89,7 +98,7 @@ def test_sigint_lists_unfinished_tasks_then_resumes(tmp_path, capsys, signal_whe
     suite, log_dir = _suite(tmp_path), tmp_path / "logs"
     res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGINT, signal_when_held)
     assert res.returncode == 130, res.stdout + res.stderr
-    assert "complete" not in res.stdout  # neither "complete" nor a success verdict
+    assert not _says_complete(res.stdout)  # neither "complete" nor a success verdict
     assert "INCOMPLETE, interrupted (SIGINT)" in res.stdout
     lines = {line.split()[-1]: line for line in res.stdout.splitlines() if "scripted/x" in line}
     assert "cancelled" in lines["end_to_end/demo"] and "/8" in lines["end_to_end/demo"]
@@ -101,6 +110,16 @@ def test_sigint_lists_unfinished_tasks_then_resumes(tmp_path, capsys, signal_whe
     assert status == 1 and data["complete"] is False
     assert {t["label"]: t["status"] for t in data["tasks"]}["end_to_end/demo"] == "cancelled"
     assert data["stop"]["conflict_eval_stop_reason"] == "SIGINT"
+    # the task that never started has the total `suite run` showed (the suite's record), in both forms
+    assert {t["label"]: t["total"] for t in data["tasks"]}["end_to_end/demo(conflict_type=temporal)"] == 5
+    main(["suite", "status", str(log_dir)])
+    assert re.search(r"not started\s+0/5\s", capsys.readouterr().out)
+    # the table command it printed works on the unfinished suite and shows that cell as not started
+    hint = next(line for line in res.stdout.splitlines() if line.startswith("table"))
+    cmd = shlex.split(hint.split(": ", 1)[1])
+    assert cmd[:2] == ["conflict-eval", "leaderboard"] and "--allow-incomplete" in cmd
+    assert main([*cmd[1:], "--out", str(tmp_path / "board"), "--bootstrap", "0"]) == 0
+    assert "not started 0/5" in (tmp_path / "board" / "leaderboard.md").read_text()
     _assert_resumes(capsys, tmp_path, suite, log_dir)
     assert main(["suite", "status", str(log_dir)]) == 0
 
@@ -170,8 +189,10 @@ def test_samples_cancelled_in_flight_are_not_errors_on_the_leaderboard(tmp_path,
     assert log.status == "cancelled"
     cut = [s.id for s in log.samples if s.error is not None and s.error.message.startswith("CancelledError")]
     assert len(cut) >= 1  # one sample runs at a time, 0.25 s each: one was in flight
-    [row] = build_leaderboard([log_dir], None, allow_incomplete=True, bootstrap=0)["rows"]
-    assert row.cancelled == len(cut) and row.errors == 0
+    row, never = build_leaderboard([log_dir], None, allow_incomplete=True, bootstrap=0)["rows"]
+    assert row.task == "end_to_end/demo" and row.cancelled == len(cut) and row.errors == 0
+    # the second task never started: a cell of its own, not hidden (its manifest entry, no log)
+    assert never.status.describe() == "not started, 0/5 samples" and never.calls is None
     statuses = task_statuses(log_dir)  # `suite run`'s and `suite status`'s table: no error either
     assert any(s.status == "cancelled" for s in statuses) and all(s.errors == 0 for s in statuses)
     out = tmp_path / "board"
@@ -186,7 +207,7 @@ def test_sigterm_closes_logs_as_cancelled(tmp_path, capsys, signal_when_held):
     suite, log_dir = _suite(tmp_path), tmp_path / "logs"
     res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGTERM, signal_when_held)
     assert res.returncode == 143, res.stdout + res.stderr
-    assert "complete" not in res.stdout and "stopped by SIGTERM" in res.stdout
+    assert not _says_complete(res.stdout) and "stopped by SIGTERM" in res.stdout
     headers = [read_eval_log(i, header_only=True) for i in list_eval_logs(str(log_dir))]
     assert headers and all(h.status == "cancelled" for h in headers)  # not left "started"
     assert json.loads((log_dir / "suite-stop.json").read_text())["conflict_eval_stop_reason"] == "SIGTERM"
@@ -199,7 +220,7 @@ def test_kill_leaves_started_logs_that_status_reports_and_a_rerun_resumes(tmp_pa
     assert res.returncode == -signal.SIGKILL
     assert main(["suite", "status", str(log_dir)]) == 1
     out = capsys.readouterr().out
-    assert "INCOMPLETE" in out and "running" in out and "complete" not in out  # a `started` log, in inspect ctl's word
+    assert "INCOMPLETE" in out and "running" in out and not _says_complete(out)  # a `started` log, in inspect ctl's word
     _assert_resumes(capsys, tmp_path, suite, log_dir)
 
 
@@ -211,7 +232,7 @@ def test_budget_stops_then_a_larger_budget_resumes(tmp_path, capsys):
     res = subprocess.run(_cmd(suite, log_dir, "--model-cost-config", str(costs), "--budget", "0.004"),
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 1, res.stdout + res.stderr
-    assert "stopped by the budget" in res.stdout and "complete" not in res.stdout
+    assert "stopped by the budget" in res.stdout and not _says_complete(res.stdout)
     stop = json.loads((log_dir / "suite-stop.json").read_text())
     assert stop["conflict_eval_stop_reason"] == "budget" and stop["spent_usd"] >= 0.004
     assert {t["task"] for t in stop["tasks"]} == set(EXPECTED)
@@ -251,7 +272,7 @@ tasks:
     lines = out.splitlines()
     head = next(i for i, line in enumerate(lines) if line.split()[:3] == ["model", "task", "samples"])
     assert head < next(i for i, line in enumerate(lines) if line.startswith("suite crashy"))  # estimate first
-    assert "INCOMPLETE, some tasks did not finish" in out and "complete" not in out.replace("INCOMPLETE", "")
+    assert "INCOMPLETE, some tasks did not finish" in out and not _says_complete(out)
     assert any(line.split()[0] == "error" and "end_to_end/demo" in line for line in out.splitlines()
                if line.startswith("  "))
     flag.unlink()
