@@ -10,6 +10,7 @@ Modules, in the direction they depend on each other:
 * prices come from :mod:`conflict_eval.pricing` (one ladder for the page, the estimate and the budget);
 * :mod:`.grouping` -- the three grouping keys (task label, sample group, row key) and path display;
 * :mod:`.logs` -- reading logs through ``inspect_ai.analysis``, de-duplication, completeness;
+* :mod:`.manifest` -- the tasks a log folder was set out to hold (``eval-set.json``), logged or not;
 * :mod:`.stats` -- metrics, intervals (Wilson / bootstrap / Clopper-Pearson), paired comparisons, ties;
 * :mod:`.provenance` -- dataset hashes, versions, endpoints, results hash, reproduce commands;
 * :mod:`.build` -- :func:`build_leaderboard`, :func:`write_leaderboard`;

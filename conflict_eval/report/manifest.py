@@ -117,8 +117,10 @@ def not_started(log_dirs: list[str | Path], logged: set[tuple[Any, str]]) -> dic
     every log read. A task is matched to its logs by ``task_id``, so a started
     task is never also counted as not started."""
     out: dict[tuple[str, str], list[PlannedTask]] = {}
+    seen = set(logged)  # a manifest reached twice (a folder and its parent both given) counts once
     for log_dir in log_dirs:
         for p in planned_tasks(log_dir):
-            if (p.task_id, p.model) not in logged:
+            if (p.task_id, p.model) not in seen:
+                seen.add((p.task_id, p.model))
                 out.setdefault((p.model, p.board_label), []).append(p)
     return out
