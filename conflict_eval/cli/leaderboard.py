@@ -35,7 +35,8 @@ def add_cli_commands(sub) -> None:
     p.add_argument("log_dir", nargs="+", help="log directories (searched recursively)")
     p.add_argument("--out", default="leaderboard", help="output directory (default ./leaderboard)")
     p.add_argument("--allow-incomplete", action="store_true",
-                   help="show cells from incomplete or errored logs, marked done/total (default: refuse them)")
+                   help="show cells from incomplete or errored logs, marked done/total, and tasks the logs' "
+                        "eval-set.json lists that never started, marked not started (default: refuse them)")
     p.add_argument("--model-cost-config", help="Inspect model cost file (YAML/JSON: model -> input, output, "
                    "input_cache_write, input_cache_read USD per 1M tokens) for runs Inspect did not price")
     p.add_argument("--prices", help="fallback price table YAML (USD per 1M tokens); default: the packaged one")

@@ -17,7 +17,7 @@ from .stats import Row, aggregate, paired_comparisons, ranks
 
 
 class IncompleteLogsError(ValueError):
-    """Some cells come from incomplete or errored logs (and ``allow_incomplete`` is off)."""
+    """Some cells come from incomplete or errored logs, or never started (and ``allow_incomplete`` is off)."""
 
     def __init__(self, rows):
         self.rows = rows
@@ -25,8 +25,8 @@ class IncompleteLogsError(ValueError):
                  + (f"(logs: {', '.join(r.status.logs)})" if r.status.logs else "(no log; listed in eval-set.json)")
                  for r in rows]
         super().__init__(
-            f"{len(rows)} cell(s) come from incomplete or errored logs; resume them (re-run the suite or "
-            "`inspect eval-retry`), or pass --allow-incomplete to show them marked done/total:\n" + "\n".join(lines))
+            f"{len(rows)} cell(s) come from incomplete or errored logs, or never started; resume them (re-run the "
+            "suite or `inspect eval-retry`), or pass --allow-incomplete to show them marked done/total:\n" + "\n".join(lines))
 
 
 def build_leaderboard(log_dirs: list[str | Path], prices: PriceTable | dict | str | None = None,
