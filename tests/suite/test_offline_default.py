@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
 
 NO_NETWORK = '''
 import socket
@@ -73,3 +74,8 @@ def test_readme_tiny_suite_runs_offline(tmp_path):
     assert "suite tiny: 2 task run(s), complete" in run["stdout"]
     assert status and status["code"] == 0 and "all tasks done" in status["stdout"], status
     assert not (Path(tmp_path) / "logs" / "tiny" / "suite-stop.json").exists()
+    # the real offline model answered the first sample of each task (once test_suite.py's own in-process run)
+    logs = [read_eval_log(i) for i in list_eval_logs(str(log_dir), recursive=True)]
+    assert {lg.eval.model for lg in logs} == {"conflict_eval/smollm2"}
+    assert {lg.eval.metadata["suite"]["label"]: [s.id for s in lg.samples] for lg in logs} == {
+        "end_to_end/demo": ["mis-01"], "end_to_end/demo(conflict_type=temporal)": ["tmp-01"]}
