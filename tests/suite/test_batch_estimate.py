@@ -2,7 +2,6 @@
 round trips of multi-turn methods (conflict_eval/runs/batch_estimate.py)."""
 
 import json
-import shutil
 
 import pytest
 
@@ -26,6 +25,12 @@ def test_round_trips_by_hand():
     assert BATCH_WINDOW_HOURS == 24
 
 
+# Records of each shared sample file put in the cache: the estimates below take --limit 20, so a
+# task reads at most 20 samples; the first 40 real records give every task its 20 (the whole
+# files made the loaders build, three estimates over, some 130,000 samples the limit then drops).
+RECORDS = 40
+
+
 @pytest.fixture
 def seeded_cache(shared_data, tmp_path, monkeypatch):
     """The default suite's downloadable datasets, from the shared samples, in a fresh cache."""
@@ -33,7 +38,9 @@ def seeded_cache(shared_data, tmp_path, monkeypatch):
     for name, src in ((KRE, shared_data / "kre_ecqa" / "sample.jsonl"),
                       (HOTPOT, shared_data / "hotpotqa_ircot" / "sample.jsonl")):
         (cache / "data" / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(src, cache / "data" / name)
+        lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+        assert len(lines) > RECORDS
+        (cache / "data" / name).write_text("".join(lines[:RECORDS]), encoding="utf-8")
     monkeypatch.setenv("CONFLICT_EVAL_CACHE", str(cache))
     return cache
 
@@ -53,6 +60,7 @@ def test_default_suite_estimate_live_and_batch(seeded_cache, capsys):
     assert len(cells) == 14  # 7 paper tasks x 2 models
     priced = [c for c in cells.values() if c["live_usd"] is not None]
     assert len(priced) == 8  # the 4 tasks whose data is in the cache; 3 need -T path=
+    assert all(c["samples"] == 20 for c in priced)  # the --limit, which the cached records fill
     for c in priced:  # both providers' batch discount is 50% (prices.yaml batch:)
         assert c["batch_usd"] == pytest.approx(c["live_usd"] * 0.5, abs=1e-6) and c["live_usd"] > 0
     mc = cells[("openai/gpt-4o-mini", "microact")]

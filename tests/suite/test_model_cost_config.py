@@ -100,36 +100,35 @@ from inspect_ai.dataset import Sample
 from inspect_ai.model import get_model_info
 from conflict_eval.testing import scripted_model
 task = Task(dataset=[Sample(input="hi", target="hi")])
-try:
-    [log] = eval(task, model=scripted_model(["hi"]), model_cost_config=sys.argv[1], display="none",
-                 log_dir=sys.argv[2])
-except Exception as ex:
-    print(json.dumps({"error": str(ex)}))
-else:
-    print(json.dumps({"status": log.status, "cost": get_model_info("openai/gpt-4o-mini").cost.model_dump()}))
+for path in sys.argv[2:]:
+    try:
+        [log] = eval(task, model=scripted_model(["hi"]), model_cost_config=path, display="none",
+                     log_dir=sys.argv[1])
+    except Exception as ex:
+        print(json.dumps({"error": str(ex)}))
+    else:
+        print(json.dumps({"status": log.status, "cost": get_model_info("openai/gpt-4o-mini").cost.model_dump()}))
 """
 
 
 def test_what_inspect_accepts_and_rejects_we_do_too(tmp_path):
     """The same files given to Inspect's own eval(model_cost_config=FILE): the
     prices it sets are the ones read here; a file without cache prices it refuses.
-    Each eval runs in its own process: Inspect keeps prices process-wide, and an
-    eval that refuses its cost config leaves Inspect's "an eval is running" flag set
-    for the rest of the process."""
+    Not in this process: Inspect keeps prices process-wide, and an eval that refuses
+    its cost config leaves Inspect's "an eval is running" flag set for the rest of
+    the process. So one fresh process reads the good file first, then the bad one
+    (the last eval there: the flag it leaves stops nothing after it)."""
     good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
     good.write_text("openai/gpt-4o-mini: {input: 0.5, output: 2, input_cache_write: 0.6, input_cache_read: 0.05}\n")
     bad.write_text("openai/gpt-4o-mini: {input: 0.5, output: 2}\n")
 
-    def inspect_reads(path):
-        done = subprocess.run([sys.executable, "-c", INSPECT_EVAL, str(path), str(tmp_path / "logs")],
-                              capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout.strip().splitlines()[-1])
-
-    accepted = inspect_reads(good)
+    done = subprocess.run([sys.executable, "-c", INSPECT_EVAL, str(tmp_path / "logs"), str(good), str(bad)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    accepted, refused = [json.loads(ln) for ln in done.stdout.splitlines() if ln.startswith("{")]
     assert accepted["status"] == "success"
     assert ModelCost(**accepted["cost"]) == load_model_cost_config(good)["openai/gpt-4o-mini"]
-    assert "input_cache_write" in inspect_reads(bad)["error"]
+    assert "input_cache_write" in refused["error"]
     with pytest.raises(ValueError, match="field 'input_cache_write' is missing"):
         load_model_cost_config(bad)
 

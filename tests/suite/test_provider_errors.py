@@ -122,7 +122,8 @@ def test_offline_default_suite_estimate_advice_fits_a_suite(monkeypatch, capsys)
                                   ["list", "--json"]])
 def test_every_json_output_parses_from_stdout_alone(suites, capsys, argv):
     logs = suites / "logs"
-    assert main(["suite", "run", str(suites / "scripted.yaml"), "--log-dir", str(logs), "--display", "none"]) == 0
+    if "{logs}" in argv:  # a folder to read (the other commands read none)
+        assert main(["suite", "run", str(suites / "scripted.yaml"), "--log-dir", str(logs), "--display", "none"]) == 0
     capsys.readouterr()
     main([a.format(suite=suites / "scripted.yaml", logs=logs) for a in argv])
     json.loads(capsys.readouterr().out)
