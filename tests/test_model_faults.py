@@ -194,22 +194,23 @@ def test_conflictscore_grader_empty_choices_is_retried_and_never_a_label(fault_s
 
 
 def test_retry_on_error_from_the_command_line(fault_server, tmp_path):
-    """The same through ``inspect eval --retry-on-error`` with ``--model-base-url`` and a dummy key."""
+    """The same through ``inspect eval --retry-on-error`` with ``--model-base-url`` and a dummy key
+    (Inspect's own command-line parser, run in this process with click's CliRunner: the claim is
+    how the flags are read, not a fresh interpreter)."""
     import os
-    import subprocess
-    import sys
 
+    from click.testing import CliRunner
+    from inspect_ai._cli.main import inspect
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     server = fault_server(lambda p: "<a>A</a>", nth(1))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INSPECT_EVAL_MODEL"))}
+    env = {k: None for k in os.environ if k.startswith(("OPENAI_", "INSPECT_EVAL_MODEL"))}
     env.update(OPENAI_API_KEY="sk-dummy-for-test", NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
-    ran = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", "eval", "conflict_eval/microact", "--model", "openai/gpt-4o",
-         "--model-base-url", server.url, "-M", "responses_api=false", "-T", "dataset=demo", "-T", "max_turns=2",
-         "--limit", "1", "--retry-on-error", "1", "--log-dir", str(tmp_path / "logs"), "--display", "none"],
-        capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
-    assert ran.returncode == 0, ran.stderr[-3000:]
+    ran = CliRunner().invoke(inspect, [
+        "eval", "conflict_eval/microact", "--model", "openai/gpt-4o",
+        "--model-base-url", server.url, "-M", "responses_api=false", "-T", "dataset=demo", "-T", "max_turns=2",
+        "--limit", "1", "--retry-on-error", "1", "--log-dir", str(tmp_path / "logs"), "--display", "none"], env=env)
+    assert ran.exit_code == 0, f"{ran.output[-3000:]}\n{ran.exception!r}"
     [info] = list_eval_logs(str(tmp_path / "logs"))
     log = read_eval_log(info)
     assert log.status == "success", log.error

@@ -3,8 +3,8 @@
 Model x task matrix first (short column heads; n, $ and notes in every cell,
 "not run" where there is no cell), then the build's provenance, the plots and
 one section per task: status and cost, metrics (one table, collapsible when
-wide), groups, the task's own metrics, paired comparisons, and what it takes
-to reproduce it. All text from logs is HTML-escaped.
+wide), groups, the task's own metrics, paired comparisons (collapsed past
+:data:`PAIRED_OPEN` rows), and what it takes to reproduce it. All text from logs is HTML-escaped.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from .stats import arrow, direction
 from .svg import cost_scatter, group_bars, headline_bars
 
 WIDE = 8  # metric tables with more rows than this start collapsed
+PAIRED_OPEN = 45  # paired tables with more rows than this (every pair of 10 models) start collapsed
 
 _CSS = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;font-size:12px;margin:.5em 0 1em}th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}
@@ -165,9 +166,13 @@ def _task_section(board: dict[str, Any], t: str, trows: list, colours: dict[str,
             text = esc(paired_cells(c)[-1])
             return f'<span class="sig">{text}</span>' if c.significant else f'<span class="ns">{text}</span>'
 
-        out.append(_table("paired", [esc(h) for h in PAIRED_HEAD],
-                          [[esc(c.model_a), esc(c.model_b), *[esc(x) for x in paired_cells(c)[:-1]], verdict(c)]
-                           for c in comps], left=2))
+        tbl = _table("paired", [esc(h) for h in PAIRED_HEAD],
+                     [[esc(c.model_a), esc(c.model_b), *[esc(x) for x in paired_cells(c)[:-1]], verdict(c)]
+                      for c in comps], left=2)
+        # a long table starts collapsed: a browser lays out a closed <details> only when opened, and
+        # 30 models' 435 rows per task, open on every task, took most of the page's time to render
+        out.append(f'<details class="paired"{" open" if len(comps) <= PAIRED_OPEN else ""}><summary>{len(comps)} '
+                   f"pair(s) of models</summary>{tbl}</details>")
     out.append(_reproduce(prov, t, trows))
     out.append("</section>")
     return "".join(out)

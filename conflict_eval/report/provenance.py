@@ -64,15 +64,18 @@ def _dataset_facts(h: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def matching_cards(h: dict[str, Any]) -> list[str]:
+def matching_cards(h: dict[str, Any], cards: list | None = None) -> list[str]:
     """Ids of the shipped reproduction cards whose task matches this log: the same
     registered task, and every argument the card sets has the card's value
-    (:mod:`conflict_eval.runs.cards`; one-task cards only)."""
-    from conflict_eval.runs.cards import shipped_cards
+    (:mod:`conflict_eval.runs.cards`; one-task cards only). ``cards``: the shipped
+    cards when the caller already read them (a page of many logs reads them once)."""
+    if cards is None:
+        from conflict_eval.runs.cards import shipped_cards
 
+        cards = shipped_cards()
     task, args = task_and_args(h)
     found = []
-    for card in shipped_cards():
+    for card in cards:
         if len(card.tasks) != 1:
             continue
         name, want = card.tasks[0]
@@ -179,12 +182,17 @@ def provenance(rows: list[Row], evals: dict[str, EvalFacts]) -> dict[str, Any]:
             if isinstance(v, set):
                 t[k] = sorted(v, key=str)
     cells = {}
+    cards = None  # the shipped cards, read once for every log of the page
     for r in rows:
         evs = cell_logs.get(row_key(r.model, r.task), [])
+        if evs and cards is None:
+            from conflict_eval.runs.cards import shipped_cards
+
+            cards = shipped_cards()
         cells[f"{r.model}\t{r.task}"] = {
             "model": r.model, "task": r.task,
             **cell_command([ev.header for ev in evs]),
-            "cards": sorted({c for ev in evs for c in matching_cards(ev.header)}),
+            "cards": sorted({c for ev in evs for c in matching_cards(ev.header, cards)}),
             "results_sha256": results_hash(r.per_id_headline) if r.per_id_headline else None,
             "logs": [ev.log for ev in evs], "estimate": _estimate(evs),
             "task_metrics": evs[0].header.get("task_metrics") if len(evs) == 1 else None,

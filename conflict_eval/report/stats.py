@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from statistics import mean, stdev
 from typing import Any
 
@@ -148,6 +149,16 @@ def _clustered(v, clusters: list[str], bootstrap: int, seed: int) -> tuple[tuple
     return _percentile_ci(sums[pick].sum(axis=1) / sizes[pick].sum(axis=1)), "bootstrap-clustered"
 
 
+@lru_cache(maxsize=4096)
+def _wilson(k: int, n: int) -> tuple[float, float]:
+    """The 95% Wilson score interval of k successes in n (``scipy.stats.binomtest``); a page
+    of many models and tasks asks for the same few (k, n) again and again, so each is computed once."""
+    from scipy import stats
+
+    ci = stats.binomtest(k, n).proportion_ci(0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
 def interval(values: list[float], bootstrap: int = 1000, seed: int = 0,
              clusters: list[str] | None = None) -> tuple[tuple[float, float] | None, str | None]:
     """A 95% interval for the mean of ``values`` and its method (module docstring);
@@ -164,8 +175,7 @@ def interval(values: list[float], bootstrap: int = 1000, seed: int = 0,
         if ci is not None:
             return ci, method
     if np.all((v == 0) | (v == 1)):
-        ci = stats.binomtest(int(v.sum()), n).proportion_ci(0.95, method="wilson")
-        return (float(ci.low), float(ci.high)), "wilson"
+        return _wilson(int(v.sum()), n), "wilson"
     if bootstrap and n > 1 and float(v.min()) != float(v.max()):
         rng = np.random.default_rng(seed)
         return _percentile_ci(v[rng.integers(0, n, size=(bootstrap, n))].mean(axis=1)), "bootstrap"

@@ -127,6 +127,8 @@ def fold_accents(text: str) -> str:
     >>> fold_accents("Aschenbrödel, Ångström, Dvořák, ﬁne")
     'Aschenbrodel, Angstrom, Dvorak, fine'
     """
+    if text.isascii():  # NFKD leaves ASCII as it is and ASCII has no combining mark: most corpora, at once
+        return text
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 

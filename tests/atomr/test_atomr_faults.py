@@ -117,15 +117,17 @@ ANSWER_X = "'So the answer is: (1) Paraphrase Answer: X; (2) Answer List: [\"X\"
 
 
 def inspect_cli(tmp_path, *args):
-    import subprocess
-    import sys
+    """``inspect eval conflict_eval/atomr ARGS`` through Inspect's own command-line parser, in
+    this process (click's CliRunner, as Inspect's tests run it): the claim is how that parser
+    reads ``-T a,b``, not the process boundary, which a fresh interpreter only made 5 s slower."""
+    from click.testing import CliRunner
+    from inspect_ai._cli.main import inspect
 
     log_dir = tmp_path / "cli_logs"
-    ran = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "conflict_eval/atomr", *args,
-                          "--model", "scripted/x", "-M", f"reply={ANSWER_X}", "--log-dir", str(log_dir),
-                          "--display", "none", "--log-format", "json"],
-                         capture_output=True, text=True, timeout=300)
-    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-3000:]
+    ran = CliRunner().invoke(inspect, ["eval", "conflict_eval/atomr", *args, "--model", "scripted/x",
+                                       "-M", f"reply={ANSWER_X}", "--log-dir", str(log_dir),
+                                       "--display", "none", "--log-format", "json"])
+    assert ran.exit_code == 0, f"{ran.output[-3000:]}\n{ran.exception!r}"
     [log_file] = list(log_dir.glob("*.json"))
     log = json.loads(log_file.read_text())
     assert log["status"] == "success", log.get("error")

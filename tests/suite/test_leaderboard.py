@@ -299,6 +299,7 @@ def test_grid_outputs(grid):
     assert len(paths["paired_csv"].read_text().splitlines()) == 1 + 18
     assert "misinformation" in paths["conflict_types_csv"].read_text()
     page = paths["html"].read_text()
+    assert page.count('<details class="paired" open>') == 3  # 6 pairs per task: short tables start open
     assert "<script src" not in page and "<link" not in page and "http://" not in page.replace("http://www.w3.org", "")
     prov = board["provenance"]
     import inspect_ai
@@ -428,6 +429,9 @@ def test_page_scales_to_thirty_models_and_twenty_tasks(tmp_path):
     assert attrs["plots"] == attrs["plots-visible"] and int(attrs["plots"]) == 20 * 3
     legend = dict(re.findall(r'<li data-model="([^"]+)"><span class="sw" style="background:(#[0-9a-f]{6})"', dom))
     assert len(set(legend.values())) == 30
+    # 435 pairs per task: each task's paired table is on the page, collapsed (html.PAIRED_OPEN)
+    assert dom.count('<details class="paired"><summary>435 pair(s) of models</summary>') == 20
+    assert dom.count('<table class="paired">') == 20
     shot = tmp_path / "big.png"
     _browser(browser, tmp_path, f"--screenshot={shot}", "--window-size=1400,2400", page.as_uri())
     assert shot.is_file()
