@@ -295,14 +295,19 @@ def _line_choice(text: str, start: int, end: int) -> tuple[str, int] | None:
     return None
 
 
+_LINE_TEXT_RE = re.compile(r"[^ \t\r*_`\n]")
+
+
 def _lines_after(text: str, pos: int):
-    """(start, end) of the non-empty lines from ``pos`` on."""
+    """(start, end) of the non-empty lines from ``pos`` on (a line holding only
+    blanks and ``*_` `` is empty; a regex finds the next character that is not,
+    so a run of empty lines costs one search)."""
     n = len(text)
-    while pos < n:
-        end = text.find("\n", pos)
+    while pos < n and (m := _LINE_TEXT_RE.search(text, pos)) is not None:
+        start = max(pos, text.rfind("\n", pos, m.start()) + 1)
+        end = text.find("\n", m.start())
         end = n if end < 0 else end
-        if text[pos:end].strip(" \t\r*_`"):
-            yield pos, end
+        yield start, end
         pos = end + 1
 
 
