@@ -80,32 +80,3 @@ def test_typographic_quotes_are_folded_once_and_the_phrase_is_as_written():
     assert found.phrase == "I don’t know" and found.span == (10, 22)
     assert reads_as_refusal("I can’t determine it.") and not reads_as_refusal("Document 2 says “I don’t know”, but Paris.")
 
-
-def _first_letters(items) -> set[str] | None:
-    """The letters a parsed regex (``re._parser``) can start a match with; None if it could start
-    with anything else (a class, a repeat, an empty branch)."""
-    from re import _constants as c
-
-    for op, av in items:
-        if op is c.AT:
-            continue  # \b: zero width
-        if op is c.LITERAL:
-            return {chr(av).lower()} if chr(av).isalpha() else None
-        if op is c.SUBPATTERN:
-            return _first_letters(av[-1])
-        if op is c.BRANCH:
-            sets = [_first_letters(branch) for branch in av[1]]
-            return None if None in sets else set().union(*sets)
-        return None
-    return None
-
-
-def test_every_refusal_branch_starts_with_a_letter_of_the_lookahead():
-    # the lookahead in front of the refusal regex would hide a branch starting with another letter
-    import re
-
-    from conflict_eval.answers import refusal
-
-    for branch in refusal._REFUSAL_BRANCHES:
-        letters = _first_letters(re._parser.parse(branch, re.IGNORECASE))
-        assert letters is not None and letters <= set(refusal._REFUSAL_FIRST), (branch[:60], letters)

@@ -112,7 +112,7 @@ _REFUSAL_BRANCHES = (
     r"\bi[ \t]+have[ \t]+no[ \t]+(?:way|means)[ \t]+(?:of|to)[ \t]+(?:know|knowing|tell|telling|determin\w*)\b",
 )
 _REFUSAL_FIRST = "cdefinsuw"
-"""Every branch starts with one of these letters (checked in tests/test_refusal.py): the lookahead
+"""Every branch starts with one of these letters (checked in tests/test_regex_lookaheads.py): the lookahead
 lets the regex engine reject any other position with one test instead of trying each branch there
 (the same matches, 3x faster on the reply corpus, 8x on padded and repeated replies)."""
 _REFUSAL_RE = re.compile(rf"(?=[{_REFUSAL_FIRST}])(?:" + "|".join(_REFUSAL_BRANCHES) + ")", re.IGNORECASE)
