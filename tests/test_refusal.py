@@ -79,4 +79,3 @@ def test_typographic_quotes_are_folded_once_and_the_phrase_is_as_written():
     found = find_refusal("Honestly, I don’t know.")
     assert found.phrase == "I don’t know" and found.span == (10, 22)
     assert reads_as_refusal("I can’t determine it.") and not reads_as_refusal("Document 2 says “I don’t know”, but Paris.")
-
