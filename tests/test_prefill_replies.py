@@ -92,6 +92,16 @@ def test_failures_stay_failures():
 # ---------------------------------------------------------------- whole runs
 
 GOLD = {s.metadata["question"]: s.target for s in demo()}
+#: The demo items the whole runs answer: one per conflict type, gold letters A, B and C (a shape's
+#: reading depends on the prompt's template and the letter, which every item shares or these cover).
+ITEMS = ["mis-01", "tmp-01", "sem-01", "none-01"]
+
+
+def test_the_items_cover_every_conflict_type_and_gold_letter():
+    chosen = [s for s in demo() if s.id in ITEMS]
+    assert len(chosen) == len(ITEMS)
+    assert {s.metadata["conflict_type"] for s in chosen} == {s.metadata["conflict_type"] for s in demo()}
+    assert {s.target for s in chosen} == {s.target for s in demo()}
 
 
 def _gold(prompt: str) -> str:
@@ -117,7 +127,8 @@ class _Shapes:
 
 def _assert_all_correct(log):
     assert log.status == "success", log.error
-    assert len(log.samples) == len(GOLD) * len(SHAPES)
+    assert len(log.samples) == len(ITEMS) * len(SHAPES)
+    assert {s.id for s in log.samples} == set(ITEMS)
     failures = [(s.output.completion, s.scores["choice_accuracy"].explanation) for s in log.samples
                 if s.scores["choice_accuracy"].value["parse_failure"]]
     assert failures == []
@@ -132,7 +143,7 @@ def _assert_all_correct(log):
 def test_end_to_end_scripted_model_scores_every_shape(log_dir):
     replies = _Shapes()
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
-                         model=scripted_model(replies), epochs=len(SHAPES), log_dir=log_dir,
+                         model=scripted_model(replies), epochs=len(SHAPES), sample_id=ITEMS, log_dir=log_dir,
                          display="none")
     _assert_all_correct(log)
     assert set(replies.seen.values()) == {len(SHAPES)}
@@ -154,10 +165,10 @@ def test_end_to_end_openai_provider_scores_every_shape(chat_server, log_dir, mon
     model = get_model("openai-api/local/chat-model", base_url=chat_server.url, api_key="sk-dummy-for-test",
                       memoize=False)
     [log] = inspect_eval("conflict_eval/run", task_args={"method": "end_to_end", "dataset": "demo"},
-                         model=model, epochs=len(SHAPES), log_dir=log_dir, display="none",
+                         model=model, epochs=len(SHAPES), sample_id=ITEMS, log_dir=log_dir, display="none",
                          max_retries=0)
     _assert_all_correct(log)
-    assert len(chat_server.seen) == len(GOLD) * len(SHAPES)
+    assert len(chat_server.seen) == len(ITEMS) * len(SHAPES)
     assert {s["body"]["model"] for s in chat_server.seen} == {"chat-model"}
     assert {s["path"] for s in chat_server.seen} == {"/v1/chat/completions"}
     # the fresh chat replies are logged as the model wrote them: no "<a>" put in front

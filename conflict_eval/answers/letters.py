@@ -125,6 +125,7 @@ _ANSWER_TAGS = ("a", "answer")
 
 _COPULA = r"(?:is|would\s{1,20}be|should\s{1,20}be|must\s{1,20}be|will\s{1,20}be|=)"
 _PHRASE_RE = re.compile(
+    r"(?=[abcfirtw])"  # the letters a match starts with (tests/test_regex_lookaheads.py)
     r"\b(?:(?:final|correct|right|best|true)\s{1,20}(?:answer|option|choice|letter)|answer"
     r"|(?:i|we)(?:\s{1,20}(?:would|will|should)|['’]d|['’]ll)?\s{1,20}(?:choose|select|pick|go\s{1,20}with))\b"
     r"(?:"
@@ -175,6 +176,7 @@ FINAL_MARKERS = (_BOXED_RE, _JSON_ANSWER_RE, _TABLE_FINAL_RE)
 #: period, comma, line end, or "because ..."), so "I think B is wrong" is not
 #: a hedge for B.
 _HEDGE_RE = re.compile(
+    r"(?=[bgilmp])"  # the letters a match starts with (tests/test_regex_lookaheads.py)
     r"(?<![\w'’])(?:i[ \t]+(?:think|believe|guess|suspect|reckon)(?:[ \t]+(?:that|it['’]s|it[ \t]+is|it[ \t]+would[ \t]+be))?"
     r"|(?:my[ \t]+)?(?:best[ \t]+)?guess[ \t]*(?:is|would[ \t]+be|:)|probably|most[ \t]+likely|likely"
     r"|it['’]s|it[ \t]+is|i['’]d[ \t]+(?:say|go[ \t]+with)|i[ \t]+would[ \t]+say|(?:i['’]m[ \t]+|i[ \t]+am[ \t]+)?leaning"
@@ -295,14 +297,19 @@ def _line_choice(text: str, start: int, end: int) -> tuple[str, int] | None:
     return None
 
 
+_LINE_TEXT_RE = re.compile(r"[^ \t\r*_`\n]")
+
+
 def _lines_after(text: str, pos: int):
-    """(start, end) of the non-empty lines from ``pos`` on."""
+    """(start, end) of the non-empty lines from ``pos`` on (a line holding only
+    blanks and ``*_` `` is empty; a regex finds the next character that is not,
+    so a run of empty lines costs one search)."""
     n = len(text)
-    while pos < n:
-        end = text.find("\n", pos)
+    while pos < n and (m := _LINE_TEXT_RE.search(text, pos)) is not None:
+        start = max(pos, text.rfind("\n", pos, m.start()) + 1)
+        end = text.find("\n", m.start())
         end = n if end < 0 else end
-        if text[pos:end].strip(" \t\r*_`"):
-            yield pos, end
+        yield start, end
         pos = end + 1
 
 

@@ -83,37 +83,39 @@ _CANNOT = (r"(?:cannot|can[ \t]*not|can't|could[ \t]+not|couldn't"
            r"|(?:am|are|was|were)[ \t]+(?:unable|not[ \t]+able))")
 _INFO = r"(?:information|evidence|context|data|details?|facts|support)"
 
-_REFUSAL_RE = re.compile(
-    "|".join((
-        # I cannot determine / I'm unable to answer / we can't tell
-        rf"\b(?:i|we)(?:[ \t]+(?:really[ \t]+|simply[ \t]+|honestly[ \t]+)?{_CANNOT}|'m[ \t]+(?:unable|not[ \t]+able))"
-        rf"(?:[ \t]+to)?[ \t]+(?:reliably[ \t]+|definitively[ \t]+|confidently[ \t]+|accurately[ \t]+)?{_VERBS}\b",
-        # it is impossible to tell / there is no way to know / unable to determine
-        rf"\b(?:impossible|not[ \t]+possible|no[ \t]+way)[ \t]+to[ \t]+{_VERBS}\b",
-        rf"\bunable[ \t]+to[ \t]+{_VERBS}\b",
-        # cannot be determined
-        r"\b(?:cannot|can[ \t]*not|can't|could[ \t]+not|couldn't)[ \t]+be[ \t]+(?:reliably[ \t]+|definitively[ \t]+)?"
-        r"(?:determined|answered|decided|known|inferred|concluded|verified|confirmed|told)\b",
-        # I don't know / I'm not sure / I am uncertain
-        r"\bi[ \t]+(?:really[ \t]+)?(?:do[ \t]+not|don't|dont)[ \t]+know\b",
-        r"\bi(?:[ \t]+am|'m)[ \t]+(?:not[ \t]+(?:sure|certain)|unsure|uncertain)\b",
-        # None of the options ... / neither of the options / neither A nor B
-        r"\bnone[ \t]+of[ \t]+the[ \t]+(?:(?:given|provided|listed|available|answer|four|five|two|three)[ \t]+)?"
-        r"(?:options|choices|answers|alternatives|above)\b",
-        r"\bneither[ \t]+of[ \t]+the[ \t]+(?:options|choices|answers|two)\b",
-        r"\bneither[ \t]+(?:option[ \t]+)?\(?[A-Z]\)?[ \t]+nor[ \t]+(?:option[ \t]+)?\(?[A-Z]\)?(?![A-Za-z])",
-        # not enough information / insufficient evidence
-        rf"(?:\bnot|\bno|n't)[ \t]+(?:\w+[ \t]+)?(?:enough|sufficient|adequate)[ \t]+(?:\w+[ \t]+)?{_INFO}\b",
-        rf"\b(?:insufficient|inadequate)[ \t]+(?:\w+[ \t]+)?{_INFO}\b",
-        # the evidence is insufficient / the context is not enough
-        rf"\b{_INFO}[ \t]+(?:is|are|was|were|seems?|remains?)[ \t]+(?:simply[ \t]+)?(?:insufficient|inadequate"
-        r"|not[ \t]+(?:enough|sufficient|adequate))\b",
-        # it is unclear which option is correct / I have no way of knowing
-        r"\b(?:it[ \t]+is|it's|it[ \t]+remains)[ \t]+(?:unclear|not[ \t]+clear)[ \t]+(?:which|what|whether|who)\b",
-        r"\bi[ \t]+have[ \t]+no[ \t]+(?:way|means)[ \t]+(?:of|to)[ \t]+(?:know|knowing|tell|telling|determin\w*)\b",
-    )),
-    re.IGNORECASE,
+_REFUSAL_BRANCHES = (
+    # I cannot determine / I'm unable to answer / we can't tell
+    rf"\b(?:i|we)(?:[ \t]+(?:really[ \t]+|simply[ \t]+|honestly[ \t]+)?{_CANNOT}|'m[ \t]+(?:unable|not[ \t]+able))"
+    rf"(?:[ \t]+to)?[ \t]+(?:reliably[ \t]+|definitively[ \t]+|confidently[ \t]+|accurately[ \t]+)?{_VERBS}\b",
+    # it is impossible to tell / there is no way to know / unable to determine
+    rf"\b(?:impossible|not[ \t]+possible|no[ \t]+way)[ \t]+to[ \t]+{_VERBS}\b",
+    rf"\bunable[ \t]+to[ \t]+{_VERBS}\b",
+    # cannot be determined
+    r"\b(?:cannot|can[ \t]*not|can't|could[ \t]+not|couldn't)[ \t]+be[ \t]+(?:reliably[ \t]+|definitively[ \t]+)?"
+    r"(?:determined|answered|decided|known|inferred|concluded|verified|confirmed|told)\b",
+    # I don't know / I'm not sure / I am uncertain
+    r"\bi[ \t]+(?:really[ \t]+)?(?:do[ \t]+not|don't|dont)[ \t]+know\b",
+    r"\bi(?:[ \t]+am|'m)[ \t]+(?:not[ \t]+(?:sure|certain)|unsure|uncertain)\b",
+    # None of the options ... / neither of the options / neither A nor B
+    r"\bnone[ \t]+of[ \t]+the[ \t]+(?:(?:given|provided|listed|available|answer|four|five|two|three)[ \t]+)?"
+    r"(?:options|choices|answers|alternatives|above)\b",
+    r"\bneither[ \t]+of[ \t]+the[ \t]+(?:options|choices|answers|two)\b",
+    r"\bneither[ \t]+(?:option[ \t]+)?\(?[A-Z]\)?[ \t]+nor[ \t]+(?:option[ \t]+)?\(?[A-Z]\)?(?![A-Za-z])",
+    # not enough information / insufficient evidence
+    rf"(?:\bnot|\bno|n't)[ \t]+(?:\w+[ \t]+)?(?:enough|sufficient|adequate)[ \t]+(?:\w+[ \t]+)?{_INFO}\b",
+    rf"\b(?:insufficient|inadequate)[ \t]+(?:\w+[ \t]+)?{_INFO}\b",
+    # the evidence is insufficient / the context is not enough
+    rf"\b{_INFO}[ \t]+(?:is|are|was|were|seems?|remains?)[ \t]+(?:simply[ \t]+)?(?:insufficient|inadequate"
+    r"|not[ \t]+(?:enough|sufficient|adequate))\b",
+    # it is unclear which option is correct / I have no way of knowing
+    r"\b(?:it[ \t]+is|it's|it[ \t]+remains)[ \t]+(?:unclear|not[ \t]+clear)[ \t]+(?:which|what|whether|who)\b",
+    r"\bi[ \t]+have[ \t]+no[ \t]+(?:way|means)[ \t]+(?:of|to)[ \t]+(?:know|knowing|tell|telling|determin\w*)\b",
 )
+_REFUSAL_FIRST = "cdefinsuw"
+"""Every branch starts with one of these letters (checked in tests/test_regex_lookaheads.py): the lookahead
+lets the regex engine reject any other position with one test instead of trying each branch there
+(the same matches, 3x faster on the reply corpus, 8x on padded and repeated replies)."""
+_REFUSAL_RE = re.compile(rf"(?=[{_REFUSAL_FIRST}])(?:" + "|".join(_REFUSAL_BRANCHES) + ")", re.IGNORECASE)
 
 #: After the refusal words, in the same sentence or the next one: the reply
 #: goes on to answer anyway.

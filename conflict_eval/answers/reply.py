@@ -202,6 +202,7 @@ _SOURCE_WORD = re.compile(
 #: Words by which a reply revises an earlier declaration ("Answer: A ... wait,
 #: Answer: B", "Actually, the answer is B", "<a>A</a> no, <a>C</a>").
 _REVISION_RE = re.compile(
+    r"(?=[acfimnorstuw])"  # the letters a match starts with (tests/test_regex_lookaheads.py)
     r"\b(?:actually|wait|no[,.!:;]|correction|scratch[ \t]+that|on[ \t]+(?:second[ \t]+thought|reflection)"
     r"|upon[ \t]+(?:reflection|review)|(?:I[ \t]+was|that[ \t]+is|that['’]s|this[ \t]+is)[ \t]+(?:wrong|incorrect)"
     r"|mistake|reconsider\w*|re-?reading|correcting|I[ \t]+revise|revis(?:ed|ing)[ \t]+(?:my[ \t]+)?answer"

@@ -57,6 +57,7 @@ from conflict_eval.answers import clip
 from conflict_eval.answers.text_metrics import fold_quotes
 
 _OPEN = {"(": ")", "[": "]"}
+_BRACKET = re.compile(r"[()\[\]]")
 _QUOTES = "\"'“”‘’`"
 
 Triplet = tuple[str, str, str]
@@ -83,8 +84,8 @@ def _top_groups(text: str) -> list[_Group]:
     pos, reopened = 0, 0
     while True:
         stack, start = [], -1
-        for i in range(pos, len(text)):
-            ch = text[i]
+        for m in _BRACKET.finditer(text, pos):  # other characters change nothing: jump over them
+            i, ch = m.start(), m.group()
             if ch in _OPEN:
                 if not stack:
                     start = i

@@ -278,6 +278,8 @@ def _joined(text: str, end: int, word: str) -> bool:
     return m is not None and normalise_label(m.group(1)) != normalise_label(word)
 
 
+_LINE_RE = re.compile(r"[^\n]+")
+
 Signal = tuple[int, object, bool, bool]
 """position, the verdict (a word, or a JSON object), whether it is explicit,
 whether it is joined to another label (ambiguous)"""
@@ -297,12 +299,10 @@ def _text_verdicts(text: str, skip: list[tuple[int, int]]) -> list[Signal]:
     first = _leading_label(text)
     if first:
         found.append((0, first, True, _joined(text, m.end(2), first)))
-    pos = 0
-    for line in text.split("\n"):
-        word = line.strip().strip(_MARKUP + "<>.!:[]() \t\r")
+    for line in _LINE_RE.finditer(text):  # the non-empty lines (an empty one holds no label)
+        word = line.group().strip().strip(_MARKUP + "<>.!:[]() \t\r")
         if len(word) <= 20 and normalise_label(word):
-            found.append((pos, word, True, False))
-        pos += len(line) + 1
+            found.append((line.start(), word, True, False))
     for m in _TEXT_VERDICT.finditer(text):
         explicit = " would be" not in " ".join(m.group(0).lower().split())
         found.append((m.start(), m.group(1), explicit, _joined(text, m.end(1), m.group(1))))
