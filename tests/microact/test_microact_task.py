@@ -125,7 +125,7 @@ def test_offline_model_end_to_end_and_perplexity(shared_data, log_dir):
     path = shared_data / "kre_ecqa" / "sample.jsonl"
     [log] = inspect_eval("conflict_eval/microact", task_args={"dataset": "kre_ecqa", "path": str(path),
                                                               "max_turns": 4},
-                         model="conflict_eval/smollm2", limit=1, max_tokens=16, log_dir=log_dir, display="none")
+                         model="conflict_eval/smollm2", limit=1, max_tokens=8, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     sample = log.samples[0]
     store = {k.split(":", 1)[1]: v for k, v in sample.store.items() if k.startswith("MicroActStore:")}

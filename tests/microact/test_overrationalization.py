@@ -202,15 +202,19 @@ def test_microact_trajectory_is_the_trace(log_dir):
 @pytest.mark.slow
 def test_offline_model_judges_gkp_end_to_end(log_dir):
     # No real ConflictBank records are available offline (../shared/data/MISSING.md),
-    # so this runs on 2 hand-written records in the upstream schema.
+    # so this runs on a hand-written record in the upstream schema. One sample: the claim is
+    # that the real model runs GKP and grades its trace end to end; how the metrics aggregate
+    # several samples, failures and undefined ratios is checked by hand and with scripted
+    # graders above (a second real sample doubled the test's prompt evaluation).
     [log] = inspect_eval(
         "conflict_eval/run",
         task_args={"method": "gkp", "dataset": "conflictbank", "path": str(FIXTURE), "conflict_type": "temporal",
                    "scorer": "overrationalization", "grader_max_tokens": 16},
-        model="conflict_eval/smollm2", limit=2, max_tokens=32, log_dir=log_dir, display="none")
+        model="conflict_eval/smollm2", limit=1, max_tokens=32, log_dir=log_dir, display="none")
     assert log.status == "success", log.error
     values = [s.scores["overrationalization"].value for s in log.samples]
-    assert len(values) == 2
+    assert len(values) == 1
+    assert values[0]["no_trace"] == 0  # GKP wrote reasoning, so the real grader was called on it
     for v in values:
         assert v["judged"] + v["parse_failure"] + v["no_trace"] == 1
         assert math.isnan(v["over_rationalization"]) == (not v["judged"])
