@@ -293,6 +293,8 @@ def test_end_to_end_offline_model_dense(hotpot_rows, tmp_path, log_dir):
                          model="conflict_eval/smollm2", limit=1, max_tokens=12, log_dir=log_dir,
                          display="none")
     assert log.status == "success", log.error
+    kb_block = log.eval.metadata["retrieval"]["sources"]["polluted_kb"]
+    assert (kb_block["backend"], kb_block["passages"]) == ("dense (in memory)", 14)
     sample = log.samples[0]
     store = sample.store_as(ConflictExposureStore)
     assert 2 <= len(store.doc_sources) <= 4
