@@ -275,12 +275,26 @@ def test_bad_options_fail_before_running(small_kb):
 
 
 @pytest.mark.slow
-def test_end_to_end_offline_model_dense(small_kb, log_dir):
-    """The real offline model on one polluted question, dense retrieval, every step run."""
-    [log] = inspect_eval("conflict_eval/conflict_exposure", task_args={"path": str(small_kb), "k": 2, "n": 2},
+def test_end_to_end_offline_model_dense(hotpot_rows, tmp_path, log_dir):
+    """The real offline model on one polluted question, dense retrieval, every step run. The KB
+    is built from that question's record alone: 14 documents for MiniLM to encode, against
+    ``small_kb``'s 51 (four records' paragraphs), which the run does not need."""
+    import json
+
+    from conflict_eval.plugins.polluted_kb.build import build_polluted_kb
+    from conflict_eval.kb.format import save_kb
+
+    from .conftest import builder_reply
+
+    source = tmp_path / "hotpot1.jsonl"
+    source.write_text(json.dumps(hotpot_rows[0]) + "\n", encoding="utf-8")
+    kb = save_kb(build_polluted_kb(source, scripted_model(builder_reply), limit=1), tmp_path / "kb1.json")
+    [log] = inspect_eval("conflict_eval/conflict_exposure", task_args={"path": str(kb), "k": 2, "n": 2},
                          model="conflict_eval/smollm2", limit=1, max_tokens=12, log_dir=log_dir,
                          display="none")
     assert log.status == "success", log.error
+    kb_block = log.eval.metadata["retrieval"]["sources"]["polluted_kb"]
+    assert (kb_block["backend"], kb_block["passages"]) == ("dense (in memory)", 14)
     sample = log.samples[0]
     store = sample.store_as(ConflictExposureStore)
     assert 2 <= len(store.doc_sources) <= 4
