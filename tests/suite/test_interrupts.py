@@ -17,7 +17,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conflict_eval.cli import main
