@@ -193,24 +193,22 @@ def test_conflictscore_grader_empty_choices_is_retried_and_never_a_label(fault_s
         assert all(c["reply"].strip() for c in sample.scores["conflictscore"].metadata["cells"])
 
 
-def test_retry_on_error_from_the_command_line(fault_server, tmp_path):
+def test_retry_on_error_from_the_command_line(fault_server, tmp_path, inspect_command):
     """The same through ``inspect eval --retry-on-error`` with ``--model-base-url`` and a dummy key
-    (Inspect's own command-line parser, run in this process with click's CliRunner: the claim is
-    how the flags are read, not a fresh interpreter)."""
+    (Inspect's own command line, run in this process by the ``inspect_command`` fixture: the claim
+    is how the flags are read, not a fresh interpreter)."""
     import os
 
-    from click.testing import CliRunner
-    from inspect_ai._cli.main import inspect
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     server = fault_server(lambda p: "<a>A</a>", nth(1))
-    env = {k: None for k in os.environ if k.startswith(("OPENAI_", "INSPECT_EVAL_MODEL"))}
+    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith(("OPENAI_", "INSPECT_EVAL_MODEL"))}
     env.update(OPENAI_API_KEY="sk-dummy-for-test", NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
-    ran = CliRunner().invoke(inspect, [
-        "eval", "conflict_eval/microact", "--model", "openai/gpt-4o",
-        "--model-base-url", server.url, "-M", "responses_api=false", "-T", "dataset=demo", "-T", "max_turns=2",
-        "--limit", "1", "--retry-on-error", "1", "--log-dir", str(tmp_path / "logs"), "--display", "none"], env=env)
-    assert ran.exit_code == 0, f"{ran.output[-3000:]}\n{ran.exception!r}"
+    code = inspect_command(
+        "eval", "conflict_eval/microact", "--model", "openai/gpt-4o", "--model-base-url", server.url,
+        "-M", "responses_api=false", "-T", "dataset=demo", "-T", "max_turns=2", "--limit", "1",
+        "--retry-on-error", "1", "--log-dir", str(tmp_path / "logs"), "--display", "none", env=env)
+    assert code == 0
     [info] = list_eval_logs(str(tmp_path / "logs"))
     log = read_eval_log(info)
     assert log.status == "success", log.error

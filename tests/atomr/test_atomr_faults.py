@@ -116,26 +116,23 @@ def test_a_dead_search_server_ends_the_run_in_error_by_default(shared_data, log_
 ANSWER_X = "'So the answer is: (1) Paraphrase Answer: X; (2) Answer List: [\"X\"]'"  # YAML-quoted for -M
 
 
-def inspect_cli(tmp_path, *args):
-    """``inspect eval conflict_eval/atomr ARGS`` through Inspect's own command-line parser, in
-    this process (click's CliRunner, as Inspect's tests run it): the claim is how that parser
-    reads ``-T a,b``, not the process boundary, which a fresh interpreter only made 5 s slower."""
-    from click.testing import CliRunner
-    from inspect_ai._cli.main import inspect
-
+def inspect_cli(inspect_command, tmp_path, *args):
+    """``inspect eval conflict_eval/atomr ARGS`` through Inspect's own command line, in this
+    process (the ``inspect_command`` fixture): the claim is how that parser reads ``-T a,b``,
+    not the process boundary, which a fresh interpreter only made 5 s slower."""
     log_dir = tmp_path / "cli_logs"
-    ran = CliRunner().invoke(inspect, ["eval", "conflict_eval/atomr", *args, "--model", "scripted/x",
-                                       "-M", f"reply={ANSWER_X}", "--log-dir", str(log_dir),
-                                       "--display", "none", "--log-format", "json"])
-    assert ran.exit_code == 0, f"{ran.output[-3000:]}\n{ran.exception!r}"
+    code = inspect_command("eval", "conflict_eval/atomr", *args, "--model", "scripted/x", "-M", f"reply={ANSWER_X}",
+                           "--log-dir", str(log_dir), "--display", "none", "--log-format", "json")
+    assert code == 0
     [log_file] = list(log_dir.glob("*.json"))
     log = json.loads(log_file.read_text())
     assert log["status"] == "success", log.get("error")
     return log
 
 
-def test_cli_sources_and_category_lists(shared_data, tmp_path):
-    log = inspect_cli(tmp_path, "-T", "dataset=blendqa", "-T", f"path={shared_data / 'blendqa' / 'sample.jsonl'}",
+def test_cli_sources_and_category_lists(shared_data, tmp_path, inspect_command):
+    log = inspect_cli(inspect_command, tmp_path, "-T", "dataset=blendqa",
+                      "-T", f"path={shared_data / 'blendqa' / 'sample.jsonl'}",
                       "-T", "sources=text,kg", "-T", "category=KG-Text,KG-Web", "--limit", "3")
     assert log["eval"]["task_args"]["sources"] == ["text", "kg"]  # what Inspect made of it
     assert log["eval"]["metadata"]["retrieval"]["source_names"] == ["text", "kg"]
@@ -145,11 +142,11 @@ def test_cli_sources_and_category_lists(shared_data, tmp_path):
         assert s["scores"]["atomr_qa"]["metadata"]["retrieval_errors"] == 0
 
 
-def test_cli_standard_rag_sources_and_corpus_lists(shared_data, tmp_path):
+def test_cli_standard_rag_sources_and_corpus_lists(shared_data, tmp_path, inspect_command):
     hotpot = shared_data / "hotpotqa_ircot" / "sample.jsonl"
     musique = shared_data / "musique_hipporag" / "sample.jsonl"
-    log = inspect_cli(tmp_path, "-T", "dataset=blendqa", "-T", f"path={shared_data / 'blendqa' / 'sample.jsonl'}",
-                      "-T", "method=atomr_standard_rag", "-T", "sources=text,kg",
+    log = inspect_cli(inspect_command, tmp_path, "-T", "dataset=blendqa",
+                      "-T", f"path={shared_data / 'blendqa' / 'sample.jsonl'}", "-T", "method=atomr_standard_rag", "-T", "sources=text,kg",
                       "-T", f"text_corpus={hotpot},{musique}", "--limit", "1")
     [s] = log["samples"]
     assert s["store"]["AtomRBaselineStore:retriever_calls"] == {"text": 1, "kg": 1}

@@ -15,7 +15,7 @@ def test_interrupted_card_run(shared_data, tmp_path, sig, code, signal_when_held
     cmd = [sys.executable, "-m", "conflict_eval.cli", "reproduce", "conflictqa-gpt4", "--model", "scripted/gpt-4",
            "-M", f"hold={hold}", "-M", "hold_after=3", "-M", "reply=A",
            "-T", f"path={shared_data / 'conflictqa_strategyqa' / 'sample.jsonl'}",
-           "--limit", "40", "--log-dir", str(log_dir), "--display", "none"]
+           "--limit", "6", "--log-dir", str(log_dir), "--display", "none"]
     proc = signal_when_held(cmd, hold, sig)  # 3 replies given, the rest waiting on the model
     out, err = proc.stdout, proc.stderr
     assert proc.returncode == code, out + err

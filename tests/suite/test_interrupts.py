@@ -1,7 +1,15 @@
 """Suites interrupted for real (a subprocess, a scripted model that holds its
 4th reply until the test has sent its signal): SIGINT, SIGTERM, SIGKILL and a
 budget stop each leave an incomplete suite that says so, and the same command
-resumes it with every sample exactly once."""
+resumes it with every sample exactly once.
+
+One interrupted process per signal, and every check of that signal is made on
+it: the SIGINT run (``--display plain``) is also the one whose cancelled sample
+the leaderboard counts and whose display must not print Inspect's success line;
+the SIGTERM run (``--display rich``, turned into SIGINT inside the process) checks
+the same on rich's display. The resumes run in the test process (the signal was
+the subprocess's part; prices a cost config gives Inspect end with the test,
+tests/conftest.py)."""
 
 import json
 import re
@@ -11,7 +19,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conflict_eval.cli import main
@@ -53,6 +60,15 @@ def _interrupt(cmd: list[str], log_dir: Path, sig, signal_when_held) -> subproce
     return signal_when_held(cmd, log_dir.parent / "hold", sig)
 
 
+def _assert_no_inspect_success_line(res: subprocess.CompletedProcess) -> None:
+    """Inspect's eval_set ends an interrupted run with "Completed all tasks in
+    '...' successfully"; with a display on, that line must not reach the
+    terminal above the INCOMPLETE verdict."""
+    out = res.stdout + res.stderr
+    assert "successfully" not in out and "Completed all tasks" not in out
+    assert "Task interrupted" in out  # Inspect's display did print (the filter drops only that line)
+
+
 def _suite(tmp_path) -> Path:
     path = tmp_path / "slow.yaml"
     (tmp_path / "hold").mkdir()
@@ -79,16 +95,12 @@ def _assert_exactly_once(log_dir: Path) -> None:
 
 def _assert_resumes(capsys, tmp_path, suite, log_dir, *extra):
     """The same command resumes (in this process: the signal handling was the
-    subprocess's part; with a cost config in a subprocess, since Inspect keeps
-    model prices process-wide)."""
+    subprocess's part; a cost config's prices, process-wide in Inspect, end with
+    the test: tests/conftest.py)."""
     _release(tmp_path)
-    if "--model-cost-config" in extra:
-        done = subprocess.run(_cmd(suite, log_dir, *extra), capture_output=True, text=True, timeout=300)
-        code, out, err = done.returncode, done.stdout, done.stderr
-    else:
-        capsys.readouterr()
-        code = main(_args(suite, log_dir, *extra))
-        out, err = capsys.readouterr()
+    capsys.readouterr()
+    code = main(_args(suite, log_dir, *extra))
+    out, err = capsys.readouterr()
     assert code == 0, out + err
     assert "suite slow: 2 task run(s), complete" in out
     _assert_exactly_once(log_dir)
@@ -96,13 +108,16 @@ def _assert_resumes(capsys, tmp_path, suite, log_dir, *extra):
 
 def test_sigint_lists_unfinished_tasks_then_resumes(tmp_path, capsys, signal_when_held):
     suite, log_dir = _suite(tmp_path), tmp_path / "logs"
-    res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGINT, signal_when_held)
+    res = _interrupt(_cmd(suite, log_dir, "--display", "plain"), log_dir, signal.SIGINT, signal_when_held)
     assert res.returncode == 130, res.stdout + res.stderr
     assert not _says_complete(res.stdout)  # neither "complete" nor a success verdict
     assert "INCOMPLETE, interrupted (SIGINT)" in res.stdout
-    lines = {line.split()[-1]: line for line in res.stdout.splitlines() if "scripted/x" in line}
+    verdict = res.stdout[res.stdout.index("suite slow:"):]  # the table below the verdict (not Inspect's display)
+    lines = {line.split()[-1]: line for line in verdict.splitlines() if "scripted/x" in line}
     assert "cancelled" in lines["end_to_end/demo"] and "/8" in lines["end_to_end/demo"]
     assert "0/5" in lines["end_to_end/demo(conflict_type=temporal)"]  # never started, total known
+    _assert_no_inspect_success_line(res)  # on Inspect's plain display
+    _assert_cancelled_samples_are_not_errors(tmp_path, log_dir)
     # `suite status` prints the same verdict without running anything
     capsys.readouterr()
     status = main(["suite", "status", str(log_dir), "--json"])
@@ -124,18 +139,27 @@ def test_sigint_lists_unfinished_tasks_then_resumes(tmp_path, capsys, signal_whe
     assert main(["suite", "status", str(log_dir)]) == 0
 
 
-@pytest.mark.parametrize("display", ["plain", "rich"])
-def test_interrupted_suite_on_a_display_has_no_inspect_success_line(tmp_path, display, signal_when_held):
-    """Inspect's eval_set ends an interrupted run with "Completed all tasks in
-    '...' successfully"; with a display on, that line must not reach the
-    terminal above the INCOMPLETE verdict."""
-    suite, log_dir = _suite(tmp_path), tmp_path / "logs"
-    res = _interrupt(_cmd(suite, log_dir, "--display", display), log_dir, signal.SIGINT, signal_when_held)
-    out = res.stdout + res.stderr
-    assert res.returncode == 130, out
-    assert "INCOMPLETE, interrupted (SIGINT)" in res.stdout
-    assert "successfully" not in out and "Completed all tasks" not in out
-    assert "Task interrupted" in out  # Inspect's display did print (the filter drops only that line)
+def _assert_cancelled_samples_are_not_errors(tmp_path, log_dir):
+    """A sample cut off by Ctrl-C (Inspect records ``CancelledError`` in the
+    cancelled log) is counted as cancelled, not as an error of the model."""
+    from conflict_eval.report import build_leaderboard
+
+    [log] = [read_eval_log(i) for i in list_eval_logs(str(log_dir))]
+    assert log.status == "cancelled"
+    cut = [s.id for s in log.samples if s.error is not None and s.error.message.startswith("CancelledError")]
+    assert len(cut) >= 1  # one sample runs at a time: the held one was in flight
+    row, never = build_leaderboard([log_dir], None, allow_incomplete=True, bootstrap=0)["rows"]
+    assert row.task == "end_to_end/demo" and row.cancelled == len(cut) and row.errors == 0
+    # the second task never started: a cell of its own, not hidden (its manifest entry, no log)
+    assert never.status.describe() == "not started, 0/5 samples" and never.calls is None
+    statuses = task_statuses(log_dir)  # `suite run`'s and `suite status`'s table: no error either
+    assert any(s.status == "cancelled" for s in statuses) and all(s.errors == 0 for s in statuses)
+    out = tmp_path / "board"
+    main(["leaderboard", str(log_dir), "--out", str(out), "--allow-incomplete", "--bootstrap", "0"])
+    md = (out / "leaderboard.md").read_text()
+    assert "| errors | cancelled |" in md and f"| 0 | {len(cut)} |" in md
+    assert "<th>errors</th><th>cancelled</th>" in (out / "leaderboard.html").read_text()
+    assert json.loads((out / "leaderboard.json").read_text())["rows"][0]["cancelled"] == len(cut)
 
 
 def test_the_filter_drops_only_inspects_success_line():
@@ -158,17 +182,17 @@ def test_the_filter_drops_only_a_banner_of_our_own_hooks():
     assert not _is_own_banner("inspect_ai v0.3.285\n- telemetry enabled: x\n- hooks enabled: 0\n")
 
 
-def test_a_resume_with_nothing_to_run_prints_only_the_suite_verdict(tmp_path):
+def test_a_resume_with_nothing_to_run_prints_only_the_suite_verdict(tmp_path, capsys):
     """A re-run of a complete suite runs nothing: no Inspect banner, no "Completed all
-    tasks" line, just the suite's own verdict (a fresh process each time: Inspect
-    prints its banner once per process). Its log names the dataset (Inspect's
-    header line read "dataset: (samples)" for suite tasks)."""
+    tasks" line, just the suite's own verdict (the re-run in a fresh process: Inspect
+    prints its banner once per process; the first run, in this one, only completes the
+    suite). Its log names the dataset (Inspect's header line read "dataset: (samples)"
+    for suite tasks)."""
     suite = tmp_path / "s.yaml"
     suite.write_text(SUITE.replace('args: {hold: "HOLD", hold_after: 3, reply: "B</a>"}', 'args: {reply: "B</a>"}')
                      .replace("limit: 8", "limit: 2"))
     log_dir = tmp_path / "logs"
-    first = subprocess.run(_cmd(suite, log_dir), capture_output=True, text=True, timeout=300)
-    assert first.returncode == 0, first.stdout + first.stderr
+    assert main(_args(suite, log_dir)) == 0, capsys.readouterr()
     assert {read_eval_log(i, header_only=True).eval.dataset.name for i in list_eval_logs(str(log_dir))} == {"demo"}
     again = subprocess.run(_cmd(suite, log_dir), capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stdout + again.stderr
@@ -177,37 +201,12 @@ def test_a_resume_with_nothing_to_run_prints_only_the_suite_verdict(tmp_path):
     assert "inspect_ai v" not in out and "hooks enabled" not in out and "Completed all tasks" not in out
 
 
-def test_samples_cancelled_in_flight_are_not_errors_on_the_leaderboard(tmp_path, signal_when_held):
-    """A sample cut off by Ctrl-C (Inspect records ``CancelledError`` in the
-    cancelled log) is counted as cancelled, not as an error of the model."""
-    from conflict_eval.report import build_leaderboard
-
-    suite, log_dir = _suite(tmp_path), tmp_path / "logs"
-    res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGINT, signal_when_held)
-    assert res.returncode == 130, res.stdout + res.stderr
-    [log] = [read_eval_log(i) for i in list_eval_logs(str(log_dir))]
-    assert log.status == "cancelled"
-    cut = [s.id for s in log.samples if s.error is not None and s.error.message.startswith("CancelledError")]
-    assert len(cut) >= 1  # one sample runs at a time, 0.25 s each: one was in flight
-    row, never = build_leaderboard([log_dir], None, allow_incomplete=True, bootstrap=0)["rows"]
-    assert row.task == "end_to_end/demo" and row.cancelled == len(cut) and row.errors == 0
-    # the second task never started: a cell of its own, not hidden (its manifest entry, no log)
-    assert never.status.describe() == "not started, 0/5 samples" and never.calls is None
-    statuses = task_statuses(log_dir)  # `suite run`'s and `suite status`'s table: no error either
-    assert any(s.status == "cancelled" for s in statuses) and all(s.errors == 0 for s in statuses)
-    out = tmp_path / "board"
-    main(["leaderboard", str(log_dir), "--out", str(out), "--allow-incomplete", "--bootstrap", "0"])
-    md = (out / "leaderboard.md").read_text()
-    assert "| errors | cancelled |" in md and f"| 0 | {len(cut)} |" in md
-    assert "<th>errors</th><th>cancelled</th>" in (out / "leaderboard.html").read_text()
-    assert json.loads((out / "leaderboard.json").read_text())["rows"][0]["cancelled"] == len(cut)
-
-
 def test_sigterm_closes_logs_as_cancelled(tmp_path, capsys, signal_when_held):
     suite, log_dir = _suite(tmp_path), tmp_path / "logs"
-    res = _interrupt(_cmd(suite, log_dir), log_dir, signal.SIGTERM, signal_when_held)
+    res = _interrupt(_cmd(suite, log_dir, "--display", "rich"), log_dir, signal.SIGTERM, signal_when_held)
     assert res.returncode == 143, res.stdout + res.stderr
-    assert not _says_complete(res.stdout) and "stopped by SIGTERM" in res.stdout
+    assert not _says_complete(res.stdout) and "suite slow: INCOMPLETE, stopped by SIGTERM" in res.stdout
+    _assert_no_inspect_success_line(res)  # on rich's display (SIGTERM reaches Inspect as SIGINT)
     headers = [read_eval_log(i, header_only=True) for i in list_eval_logs(str(log_dir))]
     assert headers and all(h.status == "cancelled" for h in headers)  # not left "started"
     assert json.loads((log_dir / "suite-stop.json").read_text())["conflict_eval_stop_reason"] == "SIGTERM"
@@ -237,9 +236,9 @@ def test_budget_stops_then_a_larger_budget_resumes(tmp_path, capsys):
     assert stop["conflict_eval_stop_reason"] == "budget" and stop["spent_usd"] >= 0.004
     assert {t["task"] for t in stop["tasks"]} == set(EXPECTED)
     # the spend already in the logs counts: the same budget stops at once
-    again = subprocess.run(_cmd(suite, log_dir, "--model-cost-config", str(costs), "--budget", "0.004"),
-                           capture_output=True, text=True, timeout=300)
-    assert again.returncode == 2 and "already record" in again.stderr
+    capsys.readouterr()
+    assert main(_args(suite, log_dir, "--model-cost-config", str(costs), "--budget", "0.004")) == 2
+    assert "already record" in capsys.readouterr().err
     _assert_resumes(capsys, tmp_path, suite, log_dir, "--model-cost-config", str(costs), "--budget", "1")
     assert not (log_dir / "suite-stop.json").exists()
     # Inspect priced every call itself (the cost config, with the test model registered)
