@@ -12,8 +12,8 @@ Imports nothing of the core above it (only Inspect, ``yaml`` and ``genai-prices`
 
 from .batch import BATCH_PROVIDERS, batch_on, batched, batched_models, log_batch
 from .config import COST_FIELDS, Discount, load_model_cost_config, model_cost, price_for
-from .table import Price, Priced, PriceTable, genai_price, packaged
+from .table import LOCAL_PROVIDERS, Price, Priced, PriceTable, genai_price, packaged
 
-__all__ = ["BATCH_PROVIDERS", "COST_FIELDS", "Discount", "Price", "PriceTable", "Priced", "batch_on", "batched",
+__all__ = ["BATCH_PROVIDERS", "COST_FIELDS", "LOCAL_PROVIDERS", "Discount", "Price", "PriceTable", "Priced", "batch_on", "batched",
            "batched_models", "genai_price", "load_model_cost_config", "log_batch", "model_cost", "packaged",
            "price_for"]

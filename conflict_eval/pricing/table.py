@@ -12,7 +12,13 @@ it, so they cannot price one model differently. The ladder, first match wins:
 2. **model-cost-config**: ``--model-cost-config`` / a suite's ``eval:
    model_cost_config`` (Inspect's format, exact model names).
 3. **inspect database**: Inspect's model database (``get_model_info(model).cost``),
-   which holds what ``set_model_info`` registered.
+   which holds what ``set_model_info`` registered. Not asked for a local model
+   (:data:`LOCAL_PROVIDERS`): the database lists none, and for a name it lacks
+   Inspect builds the provider to canonicalise it, which for a local provider
+   loads the model (the leaderboard of an ``hf/`` model would load its weights
+   to learn it has no price). A local model's price is given by rung 2. For
+   other names the lookup's output (Inspect prints its hooks banner when it
+   first builds a provider) goes to stderr, so a command's stdout stays its own.
 4. **price file**: ``--prices FILE`` or the packaged ``prices.yaml`` (glob
    patterns; the local and test models at 0).
 5. **genai-prices**: the maintained price table of the ``genai-prices``
@@ -33,13 +39,18 @@ batched calls at the list price, so the discount applies to rung 1 too.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .batch import BATCH_PROVIDERS, batched as goes_batched
 from .config import Discount, is_zero_price, load_model_cost_config, price_for, read_price_file
+
+# Providers whose model runs on this machine (no per-token bill; building one loads the model)
+LOCAL_PROVIDERS = ("conflict_eval", "hf", "llama-cpp-python", "vllm", "sglang", "ollama", "transformer_lens")
 
 # Inspect provider -> genai-prices provider id, where the two names differ
 _GENAI_PROVIDERS = {"grok": "x-ai", "bedrock": "aws"}
@@ -96,7 +107,10 @@ class PriceTable:
 
         if model in self.config:
             return Price(self.config[model], "model-cost-config")
-        info = get_model_info(model)
+        info = None
+        if model.split("/", 1)[0] not in LOCAL_PROVIDERS:
+            with contextlib.redirect_stdout(sys.stderr):  # Inspect's banner, if it builds the provider
+                info = get_model_info(model)
         if info is not None and info.cost is not None:
             return Price(info.cost, "inspect database")
         found = price_for(model, self.file)

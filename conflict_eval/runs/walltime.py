@@ -37,9 +37,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from conflict_eval.pricing import LOCAL_PROVIDERS
+
 DEFAULT_API_LATENCY_S = 2.0  # seconds per API call when none is measured (a short chat completion)
 DEFAULT_MAX_CONNECTIONS = 10  # Inspect's default per model API
-LOCAL_PROVIDERS = ("conflict_eval", "hf", "llama-cpp-python", "vllm", "sglang", "ollama", "transformer_lens")
 LOCAL_DECODE_TPS = 72.1
 LOCAL_CALL_S = 0.69
 SCRIPTED_PROVIDERS = ("scripted", "mockllm", "flaky", "oracle")

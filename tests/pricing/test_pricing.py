@@ -185,3 +185,28 @@ def test_the_batch_discounts_agree_with_genai_prices_where_it_models_batch(model
     assert batch < live, f"genai-prices 0.2.3 models a batch price for {model}"
     ours = packaged().usd(model, ModelUsage(input_tokens=1000, output_tokens=1000), batched=True).usd
     assert ours == pytest.approx(float(batch))
+
+
+def test_a_local_model_is_priced_without_building_it_and_the_lookup_keeps_stdout(monkeypatch, capsys):
+    """Inspect's database is not asked about a local model: for a name it lacks, Inspect builds the
+    provider to canonicalise it, which for a local provider loads the model. Other names are asked,
+    and what the lookup prints (Inspect's hooks banner on its first provider) goes to stderr."""
+    import inspect_ai.model
+
+    asked: list[str] = []
+
+    def lookup(model):
+        asked.append(model)
+        print("inspect_ai v0.3.285\n- hooks enabled: 0")  # what building a provider prints, once
+        return None
+
+    monkeypatch.setattr(inspect_ai.model, "get_model_info", lookup)
+    table = PriceTable.load(None, None)
+    for local in ("hf/HuggingFaceTB/SmolLM2-135M-Instruct", "conflict_eval/smollm2", "vllm/meta/x", "ollama/llama3"):
+        price = table.price(local)
+        assert price.source == "price file" and price.no_bill, local  # prices.yaml: local models at 0
+    assert asked == []
+    assert table.price("scripted/x").source == "price file"
+    assert asked == ["scripted/x"]
+    out, err = capsys.readouterr()
+    assert out == "" and "hooks enabled" in err
