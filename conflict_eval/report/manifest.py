@@ -87,7 +87,8 @@ def write_cells(log_dir: str | Path, cells: list[dict[str, Any]]) -> Path:
     """Record a suite's cells before it runs (:data:`CELLS_FILE`): each a dict with
     ``model``, ``task`` and ``args`` (the registered task and its arguments),
     ``label`` (with the seed), ``suite_label`` (without) and ``total``, in the
-    order they are given to ``eval_set``."""
+    order they are given to ``eval_set``; a plan's cells also ``log_task`` and
+    ``eval_set_id`` (the module docstring)."""
     path = Path(log_dir) / CELLS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"cells": cells}, indent=2, default=str) + "\n", encoding="utf-8")
@@ -127,8 +128,8 @@ def planned_tasks(log_dir: str | Path) -> list[PlannedTask]:
     for folder, entries in manifests:
         cells = _cells(folder)
         # a plan's cell (log_task) is named cell_NNN to Inspect: the name its manifest entry has
-        names = [str(c["log_task"]) if c.get("log_task") else canonical_task_name(str(c.get("task")), c.get("args") or {})
-                 for c in cells]
+        names = [str(c["log_task"]) if c.get("log_task") else
+                 canonical_task_name(str(c.get("task")), c.get("args") or {}) for c in cells]
         for entry in entries:
             name = manifest_label(entry)
             model = str(entry.get("model"))
