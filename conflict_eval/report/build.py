@@ -8,7 +8,7 @@ from typing import Any
 from conflict_eval.pricing import PriceTable
 from .grouping import short_heads
 from .logs import add_not_started, completeness, deduplicate, read_records
-from .manifest import not_started
+from .manifest import log_keys, not_started
 from .spend import cell_spend, rerun_share, unread_requests
 from .provenance import provenance
 from .judges import judge_cells, load_gold as load_judge_gold
@@ -50,7 +50,9 @@ def build_leaderboard(log_dirs: list[str | Path], prices: PriceTable | dict | st
     stats["duplicates_dropped"] = dropped
     status = completeness(kept, evals)
     # tasks the logs' manifests list that never started: incomplete cells too (report.manifest)
-    add_not_started(status, not_started(log_dirs, {(ev.header.get("task_id"), ev.model) for ev in evals.values()}))
+    logged = {k for ev in evals.values() for k in log_keys(ev.model, ev.header.get("task_id"), ev.header.get(
+        "eval_set_id"), ev.header.get("task_registry_name") or ev.header.get("task"))}
+    add_not_started(status, not_started(log_dirs, logged))
     # $ total: every call Inspect recorded in the log headers (report.spend)
     spent = cell_spend(evals, records, table, attempts, logs)
     heads = {}  # task -> the headline Inspect resolved (the same in every log of a task, or the first found)

@@ -167,7 +167,7 @@ def _header(log) -> dict[str, Any]:
         task_metrics[s.name] = {k: m.value for k, m in s.metrics.items()}
     model_args = {k: v for k, v in (ev.model_args or {}).items() if v is not None and k != "custom_outputs"}
     return redact({  # no user info or token of a URL goes past this point
-        "model": ev.model, "task": ev.task, "task_id": ev.task_id, "task_registry_name": ev.task_registry_name, "task_file": ev.task_file,
+        "model": ev.model, "task": ev.task, "task_id": ev.task_id, "eval_set_id": ev.eval_set_id, "task_registry_name": ev.task_registry_name, "task_file": ev.task_file,
         "task_args": ev.task_args_passed or {}, "metadata": ev.metadata or {}, "created": str(ev.created),
         "completed": str(stats.completed_at or stats.started_at or ev.created), "status": log.status,
         "packages": ev.packages or {}, "git_commit": ev.revision.commit if ev.revision else None,

@@ -267,6 +267,7 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
     ids = [c["identifier"] for c in cells]
     if len(set(ids)) != len(ids):
         raise SuiteError(f"two cells of the plan have the same Inspect task identifier: {sorted(ids)}")
+    _record_cells(log, plan["eval_set_id"], built, cells)
     total = sum(c["estimated_usd"] or 0.0 for c in cells)
     plan["workers"] = []
     if shards > 1:
@@ -295,6 +296,21 @@ def make_plan(suite_source: str, out_dir: str | Path, *, workers: int, log_dir: 
     (out / PLAN_FILE).write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
     _write_hawk(out, plan, suite, built)
     return plan
+
+
+def _record_cells(log_dir: str, eval_set_id: str, built: list, cells: list[dict]) -> None:
+    """``suite-cells.json`` in the shared log folder (:mod:`conflict_eval.report.manifest`): workers
+    in Inspect's selection mode write no ``eval-set.json``, so without it a cell no worker started
+    would be missing from ``suite status LOG`` and the leaderboard. Each cell as ``suite run``
+    records it, with its total as Inspect captured it, the task name its log will carry
+    (``log_task``) and the plan's ``eval_set_id``. Not on object storage (the record is a local file)."""
+    from conflict_eval.report.manifest import write_cells
+    from conflict_eval.runs.run import cell_records
+
+    if "://" in log_dir:
+        return
+    write_cells(log_dir, [{**rec, "total": c["samples"], "log_task": c["name"], "eval_set_id": eval_set_id}
+                          for rec, c in zip(cell_records(built), cells, strict=True)])
 
 
 def _shard_workers(out: Path, plan: dict[str, Any], cells: list[dict], sample_ids: dict[str, list],

@@ -243,10 +243,14 @@ def record_cells(log_dir: str | Path, cells: list[Cell]) -> None:
     never starts is still named and counted by ``suite status`` and the leaderboard."""
     from conflict_eval.report.manifest import write_cells
 
-    write_cells(log_dir, [{"model": c.model.model, "task": c.task.metadata["suite"]["task"],
-                           "args": c.task.metadata["suite"]["args"], "label": c.label,
-                           "suite_label": c.task.metadata["suite"]["label"], "total": c.estimate.samples}
-                          for c in cells])
+    write_cells(log_dir, cell_records(cells))
+
+
+def cell_records(cells: list[Cell]) -> list[dict[str, Any]]:
+    """The cells as :func:`conflict_eval.report.manifest.write_cells` records them."""
+    return [{"model": c.model.model, "task": c.task.metadata["suite"]["task"],
+             "args": c.task.metadata["suite"]["args"], "label": c.label,
+             "suite_label": c.task.metadata["suite"]["label"], "total": c.estimate.samples} for c in cells]
 
 
 def watch_batches(cells: list[Cell], timeout: float | None = None):

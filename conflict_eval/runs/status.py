@@ -123,8 +123,10 @@ def task_statuses(log_dir: str | Path, expected: list[tuple[str, str, int]] | No
     from inspect_ai.log import read_eval_log
 
     from conflict_eval.report.logs import listed_logs
+    from conflict_eval.report.manifest import log_keys, planned_tasks
 
     best: dict[tuple[str, str], tuple[tuple, TaskStatus]] = {}
+    keys: set[tuple] = set()  # every log's keys to the planned tasks (report.manifest.log_keys)
     for info in listed_logs(log_dir):  # a merged cell once
         try:
             header = read_eval_log(info, header_only=True)
@@ -135,6 +137,8 @@ def task_statuses(log_dir: str | Path, expected: list[tuple[str, str, int]] | No
         st = TaskStatus(header.eval.model, _label(header), header.status, done, total,
                         info.name, header.eval.task_id, errors, log_mtime(info))
         key = (header.eval.task_id, header.eval.model)
+        keys |= log_keys(header.eval.model, header.eval.task_id, header.eval.eval_set_id,
+                         header.eval.task_registry_name or header.eval.task)
         rank = (st.complete, header.eval.created or "")
         if key not in best or rank > best[key][0]:
             best[key] = (rank, st)
@@ -150,11 +154,10 @@ def task_statuses(log_dir: str | Path, expected: list[tuple[str, str, int]] | No
             cells.setdefault((model, label), TaskStatus(model, label, "not started", 0, total))
         found = cells
     else:
-        from conflict_eval.report.manifest import planned_tasks
-
         for p in planned_tasks(log_dir):
-            if (p.task_id, p.model) not in found:
-                found[(p.task_id, p.model)] = TaskStatus(p.model, p.label, "not started", 0, p.total, None, p.task_id)
+            if p.key not in keys:
+                keys.add(p.key)
+                found[p.key] = TaskStatus(p.model, p.label, "not started", 0, p.total, None, p.task_id)
     return sorted(found.values(), key=lambda s: (s.model, s.label))
 
 

@@ -171,3 +171,35 @@ def test_markdown_page_with_hostile_names(suite_logs):
                                            (3599.6, "1 h 00 min")])
 def test_duration_text_rolls_over_at_its_boundaries(seconds, text):
     assert duration_text(seconds) == text
+
+
+def test_a_plan_cell_no_worker_started_is_named_and_counted(tmp_path, capsys):
+    """`suite plan` + `suite worker`: workers run in Inspect's selection mode, which writes no
+    manifest; the plan's record in the shared log folder lists the cells no worker started,
+    under the suite's name and with their totals, on `suite status LOG` and the leaderboard."""
+    from conflict_eval.runs.plan import make_plan
+    from conflict_eval.runs.worker import run_worker
+
+    (tmp_path / "two.yaml").write_text(SUITE.replace("models:\n", 'models:\n  - model: scripted/y\n'
+                                                                   '    args: {reply: "A</a>"}\n'))
+    log_dir = tmp_path / "shared"  # not under the plan folder: `suite status LOG` cannot find the plan
+    plan = make_plan(str(tmp_path / "two.yaml"), tmp_path / "plan", workers=4, log_dir=str(log_dir))
+    assert [len(w["cells"]) for w in plan["workers"]] == [1, 1, 1, 1]
+    first = next(c for c in plan["cells"] if c["name"] == plan["workers"][0]["cells"][0])
+    assert run_worker(tmp_path / "plan" / plan["workers"][0]["selection"]).success
+    assert not (log_dir / MANIFEST_FILE).exists()  # selection mode: no eval-set.json
+    cells = {("scripted/x", "end_to_end/demo"), ("scripted/x", NAMED), ("scripted/y", "end_to_end/demo"),
+             ("scripted/y", NAMED)}
+    unstarted = cells - {(first["model"], first["label"])}
+    st = {(s.model, s.label): s for s in task_statuses(log_dir)}
+    assert set(st) == cells  # each cell once: the worker's own is not also "not started"
+    assert [(st[k].status, st[k].done, st[k].total) for k in sorted(unstarted)] == [("not started", 0, 2)] * 3
+    assert st[(first["model"], first["label"])].complete
+    capsys.readouterr()
+    assert main(["suite", "status", str(log_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "INCOMPLETE: 3 of 4 unfinished" in out and len(re.findall(r"not started\s+0/2\s", out)) == 3
+    board = build_leaderboard([log_dir], bootstrap=0, allow_incomplete=True)
+    rows = {(r.model, r.task): r for r in board["rows"]}
+    assert set(rows) == cells and board["stats"]["incomplete_cells"] == 3
+    assert [(rows[k].status.done, rows[k].status.total) for k in sorted(unstarted)] == [(0, 2)] * 3
