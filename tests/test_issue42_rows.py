@@ -140,6 +140,8 @@ OPTION_REPLIES = {  # question start -> (the <output> answer, the option it name
     "There was more than one bum": ("bus depot or bridge", None),
     "Where would you wait for a long-distance coach": ("bus depot (or possibly a train station)", "bus depot"),
     "What is a car doing": ("moving forward (the first option)", "moving forward"),
+    # a revision between two options: the option after it is the answer (the reader contract, rule 2)
+    "Where do a city's buses park": ("bridge, no wait, bus depot", "bus depot"),
 }
 
 REVISED = ('{"answer": "SUPPORTS"}\n\nActually, on reflection the document names the Dallas Cowboys, not the '
@@ -369,7 +371,7 @@ def test_refusal_phrasings_all_counted_as_refusals(runs):
 
 
 @pytest.mark.parametrize("question", OPTION_REPLIES)
-def test_user_needs_option_matching_never_picks_from_a_hedge_and_drops_a_gloss(question, runs):
+def test_user_needs_option_matching_never_picks_from_a_hedge_drops_a_gloss_follows_a_revision(question, runs):
     samples = [s for s in _log(runs, "user_needs").samples if s.metadata["question"].startswith(question)]
     assert len(samples) == 3  # 3 user needs, matching setting, one context
     option = OPTION_REPLIES[question][1]
@@ -384,11 +386,11 @@ def test_user_needs_option_matching_never_picks_from_a_hedge_and_drops_a_gloss(q
 
 def test_user_needs_option_matching_totals(runs):
     log = _log(runs, "user_needs")
-    assert len(log.samples) == 4 * 3  # 4 questions x 3 user needs, matching setting, one context
+    assert len(log.samples) == 5 * 3  # 5 questions x 3 user needs, matching setting, one context
     by_name = {sc.name: sc for sc in log.results.scores}
-    # by hand: 2 of 4 questions name their gold option, in all 3 cells each -> 6/12 correct, 6/12 unmatched
-    assert by_name["correct"].metrics["accuracy"].value == 0.5
-    assert by_name["unmatched"].metrics["mean"].value == 0.5
+    # by hand: 3 of 5 questions name their gold option, in all 3 cells each -> 9/15 correct, 6/15 unmatched
+    assert by_name["correct"].metrics["accuracy"].value == pytest.approx(9 / 15)
+    assert by_name["unmatched"].metrics["mean"].value == pytest.approx(6 / 15)
 
 
 # ---------------------------------------------------------------- ConflictScore label: a revision after the JSON

@@ -17,6 +17,7 @@ from conflict_eval.answers.span import read_span
 from conflict_eval.answers.yes_no import parse_yes_no
 from conflict_eval.scorers.conflictscore.parse import parse_label, parse_label_list
 from conflict_eval.scorers.microact.parse import parse_verdict
+from conflict_eval.scorers.user_needs.normalize import option_match
 
 TABLE_A = "| step | choice |\n| --- | --- |\n| final | A |\n"
 
@@ -63,6 +64,35 @@ def test_read_extraction_follows_the_revision():
 ])
 def test_read_span_last_explicit_marker(reply, value):
     assert read_span(reply).value == value
+
+
+STOPS = ["train station", "beach", "bus depot", "bridge", "stumblebum"]  # a real KRE ECQA option list
+WAITS = ["wait for", "waiting", "bus depot", "sleep"]  # "wait for" and "waiting" are real KRE ECQA options
+
+
+@pytest.mark.parametrize("reply, options, option", [
+    # a revision between two options: the option after it wins, in any case and markup
+    ("bridge, no wait, bus depot", STOPS, "bus depot"),
+    ("**bridge** -- actually, **bus depot**", STOPS, "bus depot"),
+    ("Bridge. Wait, no: bus depot.", STOPS, "bus depot"),
+    ("I think the bridge. On second thought, it's the bus depot.", STOPS, "bus depot"),
+    ("beach? Wait. No: bridge", STOPS, "bridge"),
+    # an option spelling a revision word is an option, not a revision
+    ("wait for", WAITS, "wait for"),
+    ("waiting", WAITS, "waiting"),
+    ("bus depot, no: wait for", WAITS, "wait for"),
+    ("sleep, actually waiting", WAITS, "waiting"),
+    ("wait for, actually, bus depot", WAITS, "bus depot"),
+    # no revision, or nothing earlier to revise: as before
+    ("bus depot (or possibly a train station)", STOPS, "bus depot"),
+    ("bus depot or bridge", STOPS, None),  # a hedge across options
+    ("bridge, no wait, bus depot or train station", STOPS, None),  # revised to a hedge
+    ("bridge, no wait, I am not sure", STOPS, None),  # revised to no option
+    ("bridge, no wait", STOPS, None),  # nothing after the revision
+    ("No, bus depot", STOPS, None),  # no earlier option: "No" is a negation here
+])
+def test_option_match_follows_a_revision(reply, options, option):
+    assert option_match(reply, options).option == option
 
 
 @pytest.mark.parametrize("reply", [

@@ -37,6 +37,16 @@ forward"), and an answer that joins two answers by "or" ("rest or falling
 asleep", "bus depot or bridge"), each naming a different option, is a hedge
 across options: ``unmatched``, never the last option named.
 
+A self-correction follows the reader contract (docs/metrics-and-parsing.md,
+rule 2, explicit by revision): when the answer after the last revision word
+(:func:`~conflict_eval.answers.reply.revision_spans`: "actually", "wait",
+"no,", "on second thought", ...) names an option, and the text before it names
+a different one, the option after the revision wins ("bridge, no wait, bus
+depot" is "bus depot"). A revision word inside a longer word ("waited") or
+inside an option's own text in the answer ("wait for") is no revision; the
+part after the revision is read by the rules above, so a hedge there is still
+``unmatched``.
+
 Total and linear: any strings give an :class:`OptionMatch`; each side is
 read up to :data:`~conflict_eval.answers.MAX_REPLY_CHARS` characters.
 
@@ -59,7 +69,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from conflict_eval.answers.reply import clip
+from conflict_eval.answers.reply import clip, revision_spans
 from conflict_eval.answers.text_metrics import fold_quotes, normalize_squad
 
 __all__ = ["OptionMatch", "Reading", "match_option", "read_words", "stem"]
@@ -212,6 +222,8 @@ def match_option(answer: str, options: list[str]) -> OptionMatch:
     'hedge across options (0, 1)'
     >>> match_option("bus depot (or possibly a train station)", ["bus depot", "train station"]).option
     'bus depot'
+    >>> match_option("bridge, no wait, bus depot", ["bridge", "bus depot"]).option
+    'bus depot'
     """
     if not isinstance(options, (list, tuple)) or not options:
         return OptionMatch(None, None, "no options")
@@ -219,6 +231,11 @@ def match_option(answer: str, options: list[str]) -> OptionMatch:
     opening = answer.rfind("(")
     if opening > 0 and answer[:opening].strip() and _GLOSS_RE.fullmatch(answer, opening):
         answer = answer[:opening]  # "moving forward (the first option)": the gloss is not the answer
+    return _revised(answer, options) or _read(answer, options)
+
+
+def _read(answer: str, options: list[str]) -> OptionMatch:
+    """The answer read whole, but a hedge across options is ``unmatched``."""
     whole = _match(answer, options)
     if whole.matched and read_words(answer).text == read_words(whole.option).text:
         return whole  # an option that is itself "X or Y"
@@ -237,6 +254,36 @@ _SHORT = 300
 """A hedge across options is a short answer; a longer one is not split on "or"."""
 #: A disjunction between two answers: "rest or falling asleep", "bus depot / bridge", "either X or Y".
 _OR_RE = re.compile(r"\b(?:or|either)\b|/", re.IGNORECASE)
+
+
+#: Where the text before a revision splits into the answers it declared ("bridge, no", "**bridge** --").
+_CLAUSE_RE = re.compile(r"[,;:.!?()\[\]\n\u2013\u2014]|\s-+\s|\s-+$")
+
+
+def _revised(answer: str, options: list[str]) -> OptionMatch | None:
+    """The option named after the answer's last revision, when the text before
+    it names another option (the module docstring); else None."""
+    folded = answer.casefold()
+    spelled = [o.casefold().strip(" .") for o in options if isinstance(o, str) and o.strip(" .")]
+
+    def in_option(s: int, e: int) -> bool:  # the answer spells an option around the word ("wait for")
+        return any(o.find(folded[s:e]) >= 0 and folded.find(o, max(0, e - len(o)), s + len(o)) >= 0
+                   for o in spelled)
+
+    spans = [(s, e) for s, e in revision_spans(answer)
+             if not (e < len(answer) and (answer[e].isalnum() or answer[e] == "_"))  # "waited"
+             and not in_option(s, e)]
+    if not spans:
+        return None
+    last = _read(answer[spans[-1][1]:], options)
+    if not last.matched:
+        return None
+    before = list(answer[:spans[-1][0]])
+    for s, e in spans[:-1]:
+        before[s:e] = "," * (e - s)  # an earlier revision word is no answer ("wait" would name "wait for")
+    named = {m.index for m in (_match(c, options) for c in _CLAUSE_RE.split("".join(before)) if c.strip())
+             if m.matched}
+    return last if named - {last.index} else None
 
 
 def _match(answer: str, options: list[str]) -> OptionMatch:
