@@ -67,7 +67,9 @@ def test_read_span_last_explicit_marker(reply, value):
 
 
 STOPS = ["train station", "beach", "bus depot", "bridge", "stumblebum"]  # a real KRE ECQA option list
-WAITS = ["wait for", "waiting", "bus depot", "sleep"]  # "wait for" and "waiting" are real KRE ECQA options
+# real KRE ECQA option lists holding a revision word ("wait"): an option, not a revision
+DATE = ["wait for", "bathe", "go for haircut", "plan revenge", "dress nice"]
+RIDE = ["frustration", "waiting", "hair", "time", "patience"]
 
 
 @pytest.mark.parametrize("reply, options, option", [
@@ -78,11 +80,12 @@ WAITS = ["wait for", "waiting", "bus depot", "sleep"]  # "wait for" and "waiting
     ("I think the bridge. On second thought, it's the bus depot.", STOPS, "bus depot"),
     ("beach? Wait. No: bridge", STOPS, "bridge"),
     # an option spelling a revision word is an option, not a revision
-    ("wait for", WAITS, "wait for"),
-    ("waiting", WAITS, "waiting"),
-    ("bus depot, no: wait for", WAITS, "wait for"),
-    ("sleep, actually waiting", WAITS, "waiting"),
-    ("wait for, actually, bus depot", WAITS, "bus depot"),
+    ("wait for", DATE, "wait for"),
+    ("Wait for.", DATE, "wait for"),
+    ("waiting", RIDE, "waiting"),
+    ("plan revenge, no: wait for", DATE, "wait for"),
+    ("time, actually waiting", RIDE, "waiting"),
+    ("wait for, actually, dress nice", DATE, "dress nice"),
     # no revision, or nothing earlier to revise: as before
     ("bus depot (or possibly a train station)", STOPS, "bus depot"),
     ("bus depot or bridge", STOPS, None),  # a hedge across options

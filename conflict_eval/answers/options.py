@@ -249,7 +249,7 @@ def _read(answer: str, options: list[str]) -> OptionMatch:
 
 #: A parenthetical gloss ending the answer ("(the first option)", "(or possibly a train station)"),
 #: matched from its opening bracket only (one anchored match: linear).
-_GLOSS_RE = re.compile(r"\([^()\n]{0,200}\)[ \t.!]{0,20}")
+_GLOSS_RE = re.compile(r"\([^()\n]{0,200}\)[\s.!]{0,20}")
 _SHORT = 300
 """A hedge across options is a short answer; a longer one is not split on "or"."""
 #: A disjunction between two answers: "rest or falling asleep", "bus depot / bridge", "either X or Y".
