@@ -117,7 +117,8 @@ def option_match(answer: str, options: list[str]):
     Appendix B instruction asks for an entity, so "Sahara desert" names "A
     research team went to the Sahara desert ..." (ours: the user-needs paper
     has no multiple-choice data; KRE scores the chosen option). An answer that
-    names no option, or several, is ``unmatched``."""
+    names no option, or several, is ``unmatched``; a self-correction names the
+    option after it ("bridge, no wait, bus depot" is "bus depot")."""
     from conflict_eval.answers.options import OptionMatch
     from conflict_eval.answers.options import match_option as _match
 
