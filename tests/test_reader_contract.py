@@ -93,6 +93,10 @@ RIDE = ["frustration", "waiting", "hair", "time", "patience"]
     ("bridge, no wait, I am not sure", STOPS, None),  # revised to no option
     ("bridge, no wait", STOPS, None),  # nothing after the revision
     ("No, bus depot", STOPS, None),  # no earlier option: "No" is a negation here
+    # "no," then a negated option is not a double negation: read with and without the "no"
+    # counted, the two disagree (bus depot / none): a counted failure, never the negated option
+    ("bridge, no, not the bus depot", STOPS, None),
+    ("No, not the bus depot.", STOPS, None),
 ])
 def test_option_match_follows_a_revision(reply, options, option):
     assert option_match(reply, options).option == option

@@ -234,7 +234,25 @@ def match_option(answer: str, options: list[str]) -> OptionMatch:
     return _revised(answer, options) or _read(answer, options)
 
 
+#: "No," answering something before the answer ("No, bus depot"), or negating it ("no, not the
+#: bus depot"): a "no" followed by punctuation and more text.
+_NO_COMMA_RE = re.compile(r"(?<![\w'’])no[ \t]*[,.!:;]+(?=\s*\S)", re.IGNORECASE)
+
+
 def _read(answer: str, options: list[str]) -> OptionMatch:
+    """:func:`_read_whole`; an answer with a "no," in it is read with and without
+    that "no" counted as a negation, and is ``unmatched`` when the two disagree
+    ("bridge, no, not the bus depot" is not "bus depot" by two negations)."""
+    plain = _NO_COMMA_RE.sub(",", answer)
+    if plain == answer:
+        return _read_whole(answer, options)
+    counted, dropped = _read_whole(answer, options), _read_whole(plain, options)
+    if counted.option != dropped.option:
+        return OptionMatch(None, None, "a 'no,' that may or may not negate the answer")
+    return counted
+
+
+def _read_whole(answer: str, options: list[str]) -> OptionMatch:
     """The answer read whole, but a hedge across options is ``unmatched``."""
     whole = _match(answer, options)
     if whole.matched and read_words(answer).text == read_words(whole.option).text:
