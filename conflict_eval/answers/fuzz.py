@@ -102,7 +102,8 @@ CORE_PARSERS: list[ParserEntry] = [
                 "a counted failure with its reason (see read_span)", owner="conflict_eval.answers"),
     ParserEntry("answers.match_option", "conflict_eval.answers.options:match_option",
                 "user_need_accuracy: unmatched, counted apart from wrong (metric unmatched); never guessed",
-                call=lambda fn, t: fn(t, ["two eyes", "not falling asleep", "He processes flaxseeds.", "dark"]),
+                call=lambda fn, t: fn(t, ["two eyes", "not falling asleep", "He processes flaxseeds.", "dark",
+                                          "wait for"]),
                 owner="conflict_eval.answers"),
     # answer extraction (issue 32, Deliver 5): the grader's reply to the extraction prompt
     ParserEntry("read_extraction", "conflict_eval.answers.extraction:read_extraction",
@@ -139,6 +140,8 @@ FUZZ_TOKENS: list[str] = [
     # the contract's later paths (last explicit marker wins): label forms, revisions in plain text, MAX_GAP runs
     "**Answer**:", "Answer =", "Verdict:", "Verdict: NO", "Label:", "Final label:", "SUPPORTS and CONTRADICTS",
     "A. Actually, B.", "NO. Actually, YES.", "Wait,", "No,", "on reflection", " " * 101,
+    # the option matcher's revision and "no," paths: an option holding a revision word, a double reading
+    "wait for", "waited", "dark, no wait, two eyes", "no, not dark", "No, two eyes", "dark (or possibly two eyes)",
 ]
 """Pieces that parsers look for (tags, labels, brackets, quotes, markup,
 surrogates, huge numbers); random replies are built by joining them with
