@@ -24,10 +24,9 @@ import argparse
 import gc
 import json
 import os
-import time
 from pathlib import Path
 
-from conflict_eval.answers.fuzz import check_total
+from conflict_eval.answers.fuzz import best_cpu_time
 from conflict_eval.components.manager import reply_readers
 
 RESULTS = Path(__file__).parent / "results"
@@ -47,15 +46,6 @@ def families(size: int) -> dict[str, str]:
     return out
 
 
-def best(entry, text: str, repeat: int) -> float:
-    fastest = float("inf")
-    for _ in range(repeat):
-        start = time.thread_time()
-        check_total(entry, text, limit=30.0)
-        fastest = min(fastest, time.thread_time() - start)
-    return fastest
-
-
 def measure(repeat: int, only: list[str]) -> dict[str, dict]:
     small, large = families(SIZES[0]), families(SIZES[1])
     out: dict[str, dict] = {}
@@ -67,7 +57,8 @@ def measure(repeat: int, only: list[str]) -> dict[str, dict]:
             entry.function()
             worst = None
             for family in large:
-                t_small, t_large = best(entry, small[family], repeat), best(entry, large[family], repeat)
+                t_small = best_cpu_time(entry, small[family], repeat, limit=30.0)
+                t_large = best_cpu_time(entry, large[family], repeat, limit=30.0)
                 ratio = t_large / max(t_small, 1e-7)
                 if worst is None or ratio > worst["ratio"]:
                     worst = {"family": family, "small_ms": t_small * 1e3, "large_ms": t_large * 1e3, "ratio": ratio}

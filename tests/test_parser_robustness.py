@@ -33,14 +33,13 @@ machine); a quadratic one 100-250x (MADAM-RAG's readers and
 from __future__ import annotations
 
 import gc
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conflict_eval.answers.fuzz import FUZZ_TOKENS as TOKENS
-from conflict_eval.answers.fuzz import adversarial_inputs, check_total, scaling_inputs
+from conflict_eval.answers.fuzz import adversarial_inputs, best_cpu_time, check_total, scaling_inputs
 from conflict_eval.components.manager import reply_readers
 
 DECLARED = reply_readers()
@@ -118,19 +117,6 @@ def test_documented_failures_are_the_only_exceptions():
 
 
 SMALL, LARGE = scaling_inputs(2_000, DECLARED.tokens), scaling_inputs(20_000, DECLARED.tokens)
-
-
-def best_cpu_time(entry, text: str, repeat: int) -> float:
-    """The fewest CPU seconds of this thread over ``repeat`` calls (``time.thread_time``):
-    time the thread spent preempted on a loaded machine, or waiting for a core another
-    pytest-xdist worker holds, is not counted (a wall-clock ratio counted it: a 15 ms read
-    preempted a few times looked 100x slower than a 0.1 ms read that never was)."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.thread_time()
-        check_total(entry, text, limit=5.0)
-        best = min(best, time.thread_time() - start)
-    return best
 
 
 def _growth(entry, family: str, repeat: int) -> tuple[float, float]:
